@@ -1,0 +1,77 @@
+"""The command line of `python -m experiments.<game>`."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+import time
+
+from azjax.config import SECTIONS, ConfigError, apply_overrides
+
+
+def _field_table(game: str) -> str:
+  from azjax.presets import PRESETS, preset
+  configs = [preset(game, p).to_dict() for p in PRESETS]
+  rows = [("game", *(c["game"] for c in configs)), ("seed", *(c["seed"] for c in configs))]
+  for section in SECTIONS:
+    for name in configs[0][section]:
+      rows.append((f"{section}.{name}", *(c[section][name] for c in configs)))
+  width = max(len(r[0]) for r in rows)
+  lines = [f"  {'field':<{width}}  " + "  ".join(f"{p:>12}" for p in PRESETS)]
+  for field, *values in rows:
+    lines.append(f"  {field:<{width}}  " + "  ".join(f"{_fmt(v):>12}" for v in values))
+  return "\n".join(lines)
+
+
+def _fmt(v) -> str:
+  if isinstance(v, (tuple, list)):
+    return ",".join(str(x) for x in v) or "()"
+  return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def parser(game: str) -> argparse.ArgumentParser:
+  p = argparse.ArgumentParser(
+      prog=f"python -m experiments.{game}",
+      description=f"Train AlphaZero on {game} by self-play.",
+      formatter_class=argparse.RawDescriptionHelpFormatter,
+      epilog="config fields (--set section.field=value) and their defaults per preset:\n" + _field_table(game))
+  p.add_argument("--preset", default="small", help="paper | small | smoke (default: small)")
+  p.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.FIELD=VALUE",
+                 help="override a config field (repeatable)")
+  p.add_argument("--run-dir", help="where config, metrics, TensorBoard files, checkpoints and the log go")
+  p.add_argument("--resume", metavar="PATH", help="continue the run in PATH from its latest checkpoint")
+  p.add_argument("--seed", type=int, help="random seed (same as --set seed=N)")
+  p.add_argument("--no-progress", action="store_true", help="no progress bar")
+  return p
+
+
+def main(game: str, argv=None) -> int:
+  """Runs an experiment; returns the exit code (2 for bad input, with one clear message)."""
+  args = parser(game).parse_args(argv)
+  from azjax import checkpoint as ckpt
+  from azjax.loop import train
+  from azjax.presets import preset
+  overrides = list(args.overrides) + ([f"seed={args.seed}"] if args.seed is not None else [])
+  try:
+    if args.resume:
+      directory, _ = ckpt.checkpoint_dir(args.resume)
+      meta = ckpt.read_meta(ckpt.manager(directory))
+      if meta["game"] != game:
+        raise ckpt.CheckpointError(f"{args.resume} is a {meta['game']} run, not {game}")
+      config = apply_overrides(ckpt.config_from_meta(meta), overrides)
+      run_dir = directory.parent
+    else:
+      config = apply_overrides(preset(game, args.preset), overrides)
+      if config.game != game:
+        raise ConfigError("game", config.game, f"{game} (this is experiments.{game})")
+      run_dir = args.run_dir or f"runs/{game}-{args.preset}-{time.strftime('%Y%m%d-%H%M%S')}"
+    result = train(config, run_dir, resume=bool(args.resume), progress=not args.no_progress)
+  except (ConfigError, ckpt.CheckpointError) as e:
+    print(f"error: {e}", file=sys.stderr)
+    return 2
+  print(f"run directory: {result.run_dir}")
+  print(f"trained {result.step} steps in {result.seconds:.1f} s")
+  if result.evaluation is not None:
+    print(f"evaluation against the uniform random player: {result.evaluation}")
+  return 0

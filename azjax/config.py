@@ -1,0 +1,252 @@
+"""Configuration: frozen, keyword-only dataclasses, checked at construction.
+
+A `Config` has one section per part of the program. Every field has a type and
+a default; `describe()` lists them for `--help`, `apply_overrides` parses
+`section.field=value` strings, and `validate` raises `ConfigError` naming the
+field, the value and what is allowed. Paper constants live in `presets.py`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import typing
+from typing import Any, Sequence
+
+GAMES = ("tictactoe", "connect_four", "othello", "go9", "go", "chess", "shogi")
+SEARCH_ALGORITHMS = ("puct", "gumbel")
+OPTIMIZERS = ("sgd", "adam")
+
+
+class ConfigError(ValueError):
+  """An invalid configuration: names the field, the value and what is allowed."""
+
+  def __init__(self, field: str, value: Any, allowed: str):
+    self.field, self.value, self.allowed = field, value, allowed
+    super().__init__(f"{field}={value!r} is invalid: {allowed}")
+
+
+def _section(cls):
+  return dataclasses.dataclass(frozen=True, kw_only=True)(cls)
+
+
+@_section
+class NetworkConfig:
+  blocks: int = 2  # residual blocks
+  channels: int = 32  # filters per convolution
+  value_hidden: int = 64  # width of the value head's hidden layer
+  policy_channels: int = 2  # 1x1 filters of the policy head (AlphaGo Zero: 2)
+
+
+@_section
+class SearchConfig:
+  algorithm: str = "puct"  # puct (the paper) | gumbel (Gumbel MuZero)
+  num_simulations: int = 32
+  c_init: float = 1.25  # PUCT exploration constants
+  c_base: float = 19652.0
+  dirichlet_alpha: float = 0.0  # 0 = the game's own alpha (games.py)
+  dirichlet_fraction: float = 0.25
+  gumbel_scale: float = 1.0  # gumbel only
+  max_considered_actions: int = 16  # gumbel only
+
+
+@_section
+class SelfPlayConfig:
+  batch_size: int = 64  # games played in lockstep (all devices together)
+  chunk_plies: int = 16  # plies played per train_step
+  temperature_plies: int = 30  # sample moves by visit count before this ply, greedy after
+  max_plies: int = 0  # length cap (game over, scored a draw); 0 = the game's own rules
+
+
+@_section
+class ReplayConfig:
+  window: int = 16384  # positions kept (most recent first), split evenly over game slots
+
+
+@_section
+class TrainConfig:
+  batch_size: int = 256  # positions per update (all devices together)
+  updates_per_step: int = 4  # optimiser updates per train_step
+  optimizer: str = "sgd"  # sgd (momentum, the paper) | adam
+  learning_rate: float = 0.2
+  lr_boundaries: tuple[int, ...] = ()  # update counts where the learning rate drops
+  lr_decay: float = 0.1  # factor applied at each boundary
+  momentum: float = 0.9  # sgd only
+  l2: float = 1e-4  # c in eq. 1
+  num_steps: int = 100  # train_steps in a run
+
+
+@_section
+class RunConfig:
+  log_every: int = 10  # train_steps between metric read-backs
+  checkpoint_every: int = 50
+  eval_every: int = 0  # 0 = evaluate only at the end
+  eval_games: int = 64
+  keep_checkpoints: int = 3
+
+
+@_section
+class Config:
+  game: str = "tictactoe"
+  seed: int = 0
+  network: NetworkConfig = dataclasses.field(default_factory=NetworkConfig)
+  search: SearchConfig = dataclasses.field(default_factory=SearchConfig)
+  selfplay: SelfPlayConfig = dataclasses.field(default_factory=SelfPlayConfig)
+  replay: ReplayConfig = dataclasses.field(default_factory=ReplayConfig)
+  train: TrainConfig = dataclasses.field(default_factory=TrainConfig)
+  run: RunConfig = dataclasses.field(default_factory=RunConfig)
+
+  @property
+  def lane_size(self) -> int:
+    """Replay positions owned by each game slot."""
+    return self.replay.window // self.selfplay.batch_size
+
+  def replace(self, **sections) -> "Config":
+    return dataclasses.replace(self, **sections)
+
+  def to_dict(self) -> dict:
+    return dataclasses.asdict(self)
+
+  def to_json(self) -> str:
+    return json.dumps(self.to_dict(), indent=2, sort_keys=True)
+
+
+SECTIONS = tuple(f.name for f in dataclasses.fields(Config) if dataclasses.is_dataclass(f.default_factory))
+
+
+def _field_type(cls, name: str):
+  return typing.get_type_hints(cls)[name]
+
+
+def _parse(text: str, typ, path: str):
+  """Parses a command-line string as `typ`, or raises ConfigError."""
+  try:
+    if typ is bool:
+      if text.lower() in ("1", "true", "yes"):
+        return True
+      if text.lower() in ("0", "false", "no"):
+        return False
+      raise ValueError
+    if typ in (int, float, str):
+      return typ(text)
+    if typing.get_origin(typ) is tuple:
+      return tuple(int(x) for x in text.replace("(", "").replace(")", "").split(",") if x.strip())
+  except ValueError:
+    pass
+  raise ConfigError(path, text, f"expected {_type_name(typ)}")
+
+
+def _type_name(typ) -> str:
+  if typing.get_origin(typ) is tuple:
+    return "comma-separated integers"
+  return {int: "an integer", float: "a number", str: "a string", bool: "true or false"}[typ]
+
+
+def _coerce(value, typ, path: str):
+  """Checks a Python value (from JSON or code) against `typ`."""
+  if typing.get_origin(typ) is tuple:
+    if isinstance(value, (list, tuple)) and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+      return tuple(value)
+  elif typ is float and isinstance(value, (int, float)) and not isinstance(value, bool):
+    return float(value)
+  elif isinstance(value, typ) and not (typ is int and isinstance(value, bool)):
+    return value
+  raise ConfigError(path, value, f"expected {_type_name(typ)}")
+
+
+def from_dict(data: dict) -> Config:
+  """Builds and validates a Config from a (possibly partial) nested dict."""
+  kwargs = {}
+  for key, value in data.items():
+    if key in SECTIONS:
+      cls = type(getattr(Config(), key))
+      if not isinstance(value, dict):
+        raise ConfigError(key, value, "expected a section of fields")
+      fields = {f.name for f in dataclasses.fields(cls)}
+      for name in value:
+        if name not in fields:
+          raise ConfigError(f"{key}.{name}", value[name], f"unknown field; {key} has {', '.join(sorted(fields))}")
+      kwargs[key] = cls(**{n: _coerce(v, _field_type(cls, n), f"{key}.{n}") for n, v in value.items()})
+    elif key in ("game", "seed"):
+      kwargs[key] = _coerce(value, _field_type(Config, key), key)
+    else:
+      raise ConfigError(key, value, f"unknown field; top-level fields are game, seed, {', '.join(SECTIONS)}")
+  return validate(Config(**kwargs))
+
+
+def apply_overrides(config: Config, overrides: Sequence[str]) -> Config:
+  """Applies `section.field=value` (or `seed=N`) strings and validates the result."""
+  data = config.to_dict()
+  for item in overrides:
+    path, sep, text = item.partition("=")
+    if not sep:
+      raise ConfigError(item, item, "expected section.field=value")
+    parts = path.strip().split(".")
+    if len(parts) == 1 and parts[0] in ("game", "seed"):
+      data[parts[0]] = _parse(text, _field_type(Config, parts[0]), path)
+      continue
+    if len(parts) != 2 or parts[0] not in SECTIONS:
+      raise ConfigError(path, text, f"unknown field; use section.field with section one of {', '.join(SECTIONS)}")
+    section, name = parts
+    cls = type(getattr(config, section))
+    if name not in {f.name for f in dataclasses.fields(cls)}:
+      names = ", ".join(f.name for f in dataclasses.fields(cls))
+      raise ConfigError(path, text, f"unknown field; {section} has {names}")
+    data[section][name] = _parse(text, _field_type(cls, name), path)
+  return from_dict(data)
+
+
+def describe(config: Config) -> str:
+  """One line per field with its value in `config`: the `--help` listing."""
+  lines = [f"  game = {config.game}", f"  seed = {config.seed}"]
+  for section in SECTIONS:
+    for f in dataclasses.fields(getattr(config, section)):
+      value = getattr(getattr(config, section), f.name)
+      lines.append(f"  {section}.{f.name} = {value}")
+  return "\n".join(lines)
+
+
+def _check(ok: bool, field: str, value, allowed: str):
+  if not ok:
+    raise ConfigError(field, value, allowed)
+
+
+def validate(config: Config, num_devices: int | None = None) -> Config:
+  """Raises ConfigError for any inconsistent setting; returns `config`.
+
+  `num_devices` adds the checks that depend on the mesh (divisibility).
+  """
+  c = config
+  _check(c.game in GAMES, "game", c.game, f"one of {', '.join(GAMES)}")
+  for section in ("network", "search", "selfplay", "replay", "train", "run"):
+    for f in dataclasses.fields(getattr(c, section)):
+      value = getattr(getattr(c, section), f.name)
+      if isinstance(value, (int, float)) and not isinstance(value, bool):
+        _check(value >= 0, f"{section}.{f.name}", value, "must be >= 0")
+  _check(c.search.algorithm in SEARCH_ALGORITHMS, "search.algorithm", c.search.algorithm,
+         f"one of {', '.join(SEARCH_ALGORITHMS)}")
+  _check(c.train.optimizer in OPTIMIZERS, "train.optimizer", c.train.optimizer, f"one of {', '.join(OPTIMIZERS)}")
+  for name in ("network.blocks", "network.channels", "network.value_hidden", "network.policy_channels",
+               "search.num_simulations", "selfplay.batch_size", "selfplay.chunk_plies", "replay.window",
+               "train.batch_size", "train.num_steps", "run.log_every", "run.checkpoint_every",
+               "run.keep_checkpoints"):
+    section, field = name.split(".")
+    value = getattr(getattr(c, section), field)
+    _check(value >= 1, name, value, "must be >= 1")
+  _check(0.0 <= c.search.dirichlet_fraction <= 1.0, "search.dirichlet_fraction", c.search.dirichlet_fraction,
+         "must lie in [0, 1]")
+  _check(c.search.algorithm != "gumbel" or c.search.max_considered_actions >= 2, "search.max_considered_actions",
+         c.search.max_considered_actions, "must be >= 2 for gumbel search")
+  _check(list(c.train.lr_boundaries) == sorted(set(c.train.lr_boundaries)), "train.lr_boundaries",
+         c.train.lr_boundaries, "must be strictly increasing")
+  _check(c.replay.window % c.selfplay.batch_size == 0, "replay.window", c.replay.window,
+         f"must be a multiple of selfplay.batch_size={c.selfplay.batch_size} (each game slot owns an equal lane)")
+  _check(c.replay.window >= c.train.batch_size, "replay.window", c.replay.window,
+         f"must be >= train.batch_size={c.train.batch_size}")
+  _check(c.train.batch_size % c.selfplay.batch_size == 0, "train.batch_size", c.train.batch_size,
+         f"must be a multiple of selfplay.batch_size={c.selfplay.batch_size} (every lane gives the same "
+         "number of positions to each minibatch)")
+  if num_devices is not None:
+    _check(c.selfplay.batch_size % num_devices == 0, "selfplay.batch_size", c.selfplay.batch_size,
+           f"must be divisible by the device count {num_devices}")
+  return c

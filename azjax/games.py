@@ -1,0 +1,49 @@
+"""The games: pgx environments and the per-game constants the algorithm needs."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import pgx
+
+
+@dataclasses.dataclass(frozen=True)
+class GameSpec:
+  name: str  # azjax's name (config.game)
+  pgx_id: str
+  # Root Dirichlet alpha. AlphaZero (arXiv:1712.01815, Methods "Configuration"):
+  # 0.3 chess, 0.15 shogi, 0.03 Go, "scaled in inverse proportion to the
+  # approximate number of legal moves in a typical position". Chess has ~35
+  # legal moves, so alpha ~= 10 / typical_moves; smaller games use that rule.
+  dirichlet_alpha: float
+  typical_moves: int
+  typical_plies: int  # a typical self-play game's length, used to size replay windows
+
+
+SPECS = {
+    s.name: s
+    for s in (
+        GameSpec("tictactoe", "tic_tac_toe", 10 / 5, 5, 9),
+        GameSpec("connect_four", "connect_four", 10 / 7, 7, 36),
+        GameSpec("othello", "othello", 10 / 10, 10, 60),
+        GameSpec("go9", "go_9x9", 10 / 50, 50, 120),
+        GameSpec("go", "go_19x19", 0.03, 250, 400),
+        GameSpec("chess", "chess", 0.3, 35, 160),
+        GameSpec("shogi", "shogi", 0.15, 80, 230),
+    )
+}
+
+
+def spec(name: str) -> GameSpec:
+  return SPECS[name]
+
+
+@functools.cache
+def make_env(name: str) -> pgx.Env:
+  """The pgx environment of a game (cached: envs hold constant tables).
+
+  Chess and shogi games over 512 plies end as draws and Go is scored
+  Tromp-Taylor with komi 7.5, as in the paper; pgx implements both.
+  """
+  return pgx.make(SPECS[name].pgx_id)

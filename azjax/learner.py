@@ -1,0 +1,81 @@
+"""The learner: loss of eq. 1 (AlphaGo Zero, Nature 2017) and the optimiser.
+
+    l = (z - v)^2 - pi^T log p + c ||theta||^2
+
+`p` is the network's policy renormalised over the legal moves (AlphaZero
+Methods: "Illegal moves are masked out by setting their probabilities to zero,
+and re-normalising"). Gradients are averaged over every position of the global
+minibatch: each device sums its share, and the sums meet in one `psum`.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import chex
+import jax
+import jax.numpy as jnp
+import optax
+
+from azjax.config import TrainConfig
+from azjax.network import Network
+from azjax.replay import Batch
+
+
+class Losses(NamedTuple):
+  total: chex.Array
+  value: chex.Array
+  policy: chex.Array
+  l2: chex.Array
+
+
+def learning_rate_schedule(config: TrainConfig) -> optax.Schedule:
+  """The learning rate, dropped by `lr_decay` at each boundary (counted in updates)."""
+  return optax.piecewise_constant_schedule(config.learning_rate, {b: config.lr_decay for b in config.lr_boundaries})
+
+
+def make_optimizer(config: TrainConfig) -> optax.GradientTransformation:
+  schedule = learning_rate_schedule(config)
+  if config.optimizer == "sgd":
+    return optax.sgd(schedule, momentum=config.momentum)
+  return optax.adam(schedule)
+
+
+def l2_penalty(params, c: float) -> chex.Array:
+  return c * sum(jnp.sum(jnp.square(p)) for p in jax.tree.leaves(params))
+
+
+def data_loss_sums(logits, value, batch: Batch):
+  """Weighted sums over the batch of the value and policy terms of eq. 1: ([], [])."""
+  log_p = jax.nn.log_softmax(jnp.where(batch.legal, logits, jnp.finfo(logits.dtype).min))
+  cross_entropy = -jnp.sum(jnp.where(batch.legal, batch.policy * log_p, 0.0), axis=-1)
+  return jnp.sum(batch.weight * jnp.square(batch.value - value)), jnp.sum(batch.weight * cross_entropy)
+
+
+def make_update(network: Network, optimizer: optax.GradientTransformation, config: TrainConfig,
+                axis_name: str | None = None):
+  """Returns `update(params, bn_state, opt_state, batch) -> (params, bn_state, opt_state, Losses)`.
+
+  With `axis_name`, `batch` is this device's share and the result is the same on every device.
+  """
+
+  def psum(x):
+    return jax.lax.psum(x, axis_name) if axis_name else x
+
+  def update(params, bn_state, opt_state, batch: Batch):
+    count = jnp.maximum(psum(batch.weight.sum()), 1.0)
+
+    def data_loss(params):
+      (logits, value), new_bn_state = network.apply(params, bn_state, batch.obs, True)
+      value_sum, policy_sum = data_loss_sums(logits, value, batch)
+      return (value_sum + policy_sum) / count, (value_sum, policy_sum, new_bn_state)
+
+    grads, (value_sum, policy_sum, new_bn_state) = jax.grad(data_loss, has_aux=True)(params)
+    l2, l2_grads = jax.value_and_grad(l2_penalty)(params, config.l2)
+    grads = jax.tree.map(lambda g, r: psum(g) + r, grads, l2_grads)
+    updates, opt_state = optimizer.update(grads, opt_state, params)
+    params = optax.apply_updates(params, updates)
+    value_loss, policy_loss = psum(value_sum) / count, psum(policy_sum) / count
+    return params, new_bn_state, opt_state, Losses(value_loss + policy_loss + l2, value_loss, policy_loss, l2)
+
+  return update

@@ -1,0 +1,192 @@
+"""The training loop: thin and impure on purpose.
+
+It runs the compiled `train_step`, and only decides when to read metrics back
+(every `run.log_every` steps, one step late so the device never waits), log
+them (CSV, TensorBoard, a progress bar, run.log), evaluate and checkpoint.
+
+A run directory holds: config.json, metrics.csv, evals.csv, tb/ (TensorBoard
+event files), checkpoints/ (orbax) and run.log.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import logging
+import os
+import time
+from pathlib import Path
+
+import jax
+import numpy as np
+from tqdm.auto import tqdm
+
+from azjax import arena, checkpoint as ckpt, train as train_lib
+from azjax.agent import Agent
+from azjax.config import Config, validate
+
+# Fields that fix the shapes of the saved state: a resumed run must keep them.
+STRUCTURAL_FIELDS = ("game", "network", "selfplay.batch_size", "replay.window", "train.optimizer")
+
+
+@dataclasses.dataclass
+class RunResult:
+  run_dir: Path
+  step: int
+  metrics: dict  # the last logged row
+  evaluation: arena.MatchResult | None  # the final evaluation against the uniform random player
+  seconds: float
+
+
+def _get(config: Config, path: str):
+  value = config
+  for part in path.split("."):
+    value = getattr(value, part)
+  return value
+
+
+def check_compatible(saved: Config, config: Config) -> None:
+  """Raises CheckpointError naming every structural field on which the configs differ."""
+  diffs = [f"{f} (checkpoint {_get(saved, f)!r}, config {_get(config, f)!r})" for f in STRUCTURAL_FIELDS
+           if _get(saved, f) != _get(config, f)]
+  if diffs:
+    raise ckpt.CheckpointError("the checkpoint does not fit this config: " + "; ".join(diffs))
+
+
+def _logger(run_dir: Path) -> logging.Logger:
+  log = logging.getLogger(f"azjax.run.{run_dir}")
+  if not log.handlers:
+    log.setLevel(logging.INFO)
+    log.propagate = False  # the progress bar owns the terminal
+    handler = logging.FileHandler(run_dir / "run.log")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+    log.addHandler(handler)
+  return log
+
+
+class _Csv:
+  """A CSV file of rows keyed by step; on resume, rows after the checkpoint are dropped."""
+
+  def __init__(self, path: Path, keep_until: int):
+    self.path, self.fields = path, None
+    if path.exists():
+      with path.open() as f:
+        rows = [r for r in csv.DictReader(f) if int(r["step"]) <= keep_until]
+      if rows:
+        self.fields = list(rows[0])
+      self._write(rows, "w")
+
+  def _write(self, rows, mode):
+    with self.path.open(mode, newline="") as f:
+      writer = csv.DictWriter(f, fieldnames=self.fields or [])
+      if mode == "w" and self.fields:
+        writer.writeheader()
+      writer.writerows(rows)
+
+  def append(self, row: dict):
+    if self.fields is None:
+      self.fields = list(row)
+      self._write([], "w")
+    self._write([{k: row.get(k, "") for k in self.fields}], "a")
+
+
+def evaluate(config: Config, state, key, games: int) -> arena.MatchResult:
+  """The current network with search (greedy) against the uniform random player, colours alternating."""
+  agent = Agent(config=config, params=state.params, bn_state=state.bn_state)
+  return arena.match(agent.env, lambda k, s: agent.act(s, k), arena.random_player, key, games)
+
+
+def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: bool = False,
+          progress: bool = True) -> RunResult:
+  """Trains `config` in `run_dir` (resuming its latest checkpoint if `resume`); returns the result."""
+  started = time.time()
+  devices = jax.devices()
+  validate(config, len(devices))
+  run_dir = Path(run_dir or f"runs/{config.game}-{time.strftime('%Y%m%d-%H%M%S')}")
+  run_dir.mkdir(parents=True, exist_ok=True)
+  mngr = ckpt.manager(run_dir / "checkpoints", keep=config.run.keep_checkpoints)
+  if mngr.latest_step() is not None and not resume:
+    raise ckpt.CheckpointError(f"{run_dir} already holds checkpoints; resume it or choose another run directory")
+
+  program = train_lib.build(config)
+  mesh = train_lib.make_mesh(devices)
+  if resume and mngr.latest_step() is not None:
+    meta = ckpt.read_meta(mngr)
+    if meta["game"] != config.game:
+      raise ckpt.CheckpointError(f"the checkpoint is of {meta['game']}, not {config.game}")
+    check_compatible(ckpt.config_from_meta(meta), config)
+    abstract = train_lib.abstract_state(program)
+    state = ckpt.restore_state(mngr, abstract, train_lib.state_shardings(abstract, mesh))
+  else:
+    state = train_lib.init_state(program, mesh)
+  step = int(jax.device_get(state.step))
+  (run_dir / "config.json").write_text(config.to_json())
+
+  log = _logger(run_dir)
+  log.info("%s %s on %d %s device(s), from step %d", "resuming" if step else "starting", config.game,
+           len(devices), devices[0].platform, step)
+  metrics_csv = _Csv(run_dir / "metrics.csv", step)
+  evals_csv = _Csv(run_dir / "evals.csv", step)
+  from tensorboardX import SummaryWriter  # imported here: only runs write event files
+  writer = SummaryWriter(str(run_dir / "tb"), purge_step=step if step else None)
+
+  train_step = train_lib.make_train_step(program, mesh)
+  positions_per_step = config.selfplay.batch_size * config.selfplay.chunk_plies
+  bar = tqdm(total=config.train.num_steps, initial=step, disable=not progress, unit="step", dynamic_ncols=True)
+  pending, last_row, evaluation = [], {}, None
+  clock, clock_step = time.time(), step
+
+  def flush(keep_newest: bool):
+    """Reads back pending metrics; `keep_newest` leaves the step still running on device for next time."""
+    nonlocal clock, clock_step, last_row
+    ready = pending[:-1] if keep_newest else list(pending)
+    if not ready:
+      return
+    rows = jax.device_get(ready)
+    del pending[:len(ready)]
+    now = time.time()
+    rate = (rows[-1][0] - clock_step) * positions_per_step / max(now - clock, 1e-9)
+    clock, clock_step = now, rows[-1][0]
+    for s, m in rows:
+      row = {"step": s, "positions": s * positions_per_step, "positions_per_s": rate,
+             **{k: float(v) for k, v in m.items()}}
+      metrics_csv.append(row)
+      for k, v in row.items():
+        if k != "step":
+          writer.add_scalar(f"train/{k}", v, row["step"])
+    last_row = row
+    bar.set_postfix(pos_s=f"{rate:,.0f}", loss=f"{row['loss']:.3f}", v=f"{row['value_loss']:.3f}",
+                    p=f"{row['policy_loss']:.3f}")
+    log.info("step %d: %s", row["step"], ", ".join(f"{k}={v:.4g}" for k, v in row.items() if k != "step"))
+
+  def run_eval(step):
+    result = evaluate(config, state, jax.random.fold_in(jax.random.PRNGKey(config.seed + 1), step),
+                      config.run.eval_games)
+    row = {"step": step, "opponent": "random", "wins": result.wins, "draws": result.draws,
+           "losses": result.losses, "score": result.score}
+    evals_csv.append(row)
+    writer.add_scalar("eval/score_vs_random", result.score, step)
+    log.info("step %d: against uniform random: %s", step, result)
+    return result
+
+  try:
+    while step < config.train.num_steps:
+      state, metrics = train_step(state)
+      step += 1
+      pending.append((step, metrics))
+      bar.update(1)
+      last = step == config.train.num_steps
+      if step % config.run.log_every == 0 or last:
+        flush(keep_newest=not last)
+      if step % config.run.checkpoint_every == 0 or last:
+        flush(keep_newest=False)  # every logged row up to a checkpoint survives a crash after it
+        ckpt.save(mngr, state, config)
+      if (config.run.eval_every and step % config.run.eval_every == 0) or last:
+        evaluation = run_eval(step)
+        bar.write(f"step {step}: against uniform random: {evaluation}")
+  finally:
+    bar.close()
+    writer.close()
+  seconds = time.time() - started
+  log.info("finished at step %d in %.1f s", step, seconds)
+  return RunResult(run_dir=run_dir, step=step, metrics=last_row, evaluation=evaluation, seconds=seconds)

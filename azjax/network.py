@@ -1,0 +1,64 @@
+"""The AlphaZero residual network (AlphaGo Zero, Nature 2017, Methods "Neural network architecture").
+
+A convolutional stem, `blocks` residual blocks of `channels` filters with batch
+norm, a policy head over every pgx action and a tanh value head. `f(s) = (p, v)`
+with `v` the expected outcome for the player to move.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import haiku as hk
+import jax
+import jax.numpy as jnp
+
+from azjax.config import NetworkConfig
+
+
+class Network(NamedTuple):
+  """`init(key, obs) -> (params, bn_state)`; `apply(params, bn_state, obs, is_training) -> ((logits, value), bn_state)`.
+
+  obs: [B, H, W, C] (any dtype; cast to float32); logits: [B, A]; value: [B] in [-1, 1].
+  """
+  init: callable
+  apply: callable
+
+
+def _batch_norm(axis_name):
+  # Momentum as in the TF/Keras default the paper's stack used; statistics are
+  # averaged over the device axis when training sharded so every device
+  # normalises with the global batch's moments.
+  return hk.BatchNorm(create_scale=True, create_offset=True, decay_rate=0.99, cross_replica_axis=axis_name)
+
+
+def _conv(channels, kernel):
+  return hk.Conv2D(channels, kernel, with_bias=False)
+
+
+def make_network(config: NetworkConfig, num_actions: int, axis_name: str | None = None) -> Network:
+  """Builds the network; `axis_name` names the device axis for batch-norm statistics."""
+
+  def forward(obs, is_training):
+    x = obs.astype(jnp.float32)
+    x = jax.nn.relu(_batch_norm(axis_name)(_conv(config.channels, 3)(x), is_training))
+    for _ in range(config.blocks):
+      y = jax.nn.relu(_batch_norm(axis_name)(_conv(config.channels, 3)(x), is_training))
+      y = _batch_norm(axis_name)(_conv(config.channels, 3)(y), is_training)
+      x = jax.nn.relu(x + y)
+    p = jax.nn.relu(_batch_norm(axis_name)(_conv(config.policy_channels, 1)(x), is_training))
+    logits = hk.Linear(num_actions)(p.reshape(p.shape[0], -1))
+    v = jax.nn.relu(_batch_norm(axis_name)(_conv(1, 1)(x), is_training))
+    v = jax.nn.relu(hk.Linear(config.value_hidden)(v.reshape(v.shape[0], -1)))
+    value = jnp.tanh(hk.Linear(1)(v))[:, 0]
+    return logits, value
+
+  transformed = hk.without_apply_rng(hk.transform_with_state(forward))
+
+  def init(key, obs):
+    return transformed.init(key, obs, True)
+
+  def apply(params, bn_state, obs, is_training):
+    return transformed.apply(params, bn_state, obs, is_training)
+
+  return Network(init, apply)

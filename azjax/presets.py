@@ -1,0 +1,109 @@
+"""Presets: `paper` (the AlphaZero paper's numbers), `small` (one GPU), `smoke` (seconds on a CPU).
+
+Sources, cited where used:
+  [AGZ]  Silver et al., Mastering the game of Go without human knowledge, Nature 2017, Methods.
+  [AZ]   Silver et al., arXiv:1712.01815 (2017), Methods "Configuration" and Table S3.
+  [AZp]  The AlphaZero pseudocode, supplementary material of Science 362:1140 (2018).
+Numbers without a source are ours (sizes for a machine, not for the algorithm).
+"""
+
+from __future__ import annotations
+
+import math
+
+from azjax.config import (Config, ConfigError, NetworkConfig, ReplayConfig, RunConfig, SearchConfig, SelfPlayConfig,
+                          TrainConfig, validate)
+from azjax.games import SPECS, spec
+
+PRESETS = ("paper", "small", "smoke")
+
+# The paper's algorithm constants, shared by every game.
+PAPER_SEARCH = dict(
+    algorithm="puct",
+    num_simulations=800,  # [AZ] "each MCTS used 800 simulations"
+    c_init=1.25, c_base=19652.0,  # [AZp] pb_c_init, pb_c_base
+    dirichlet_fraction=0.25,  # [AZp] root_exploration_fraction; alpha per game in games.py [AZ]
+)
+PAPER_TEMPERATURE_PLIES = 30  # [AGZ] "For the first 30 moves of each game, the temperature is set to tau = 1"
+PAPER_TRAIN = dict(
+    optimizer="sgd", momentum=0.9, l2=1e-4,  # [AZp] momentum, weight_decay; [AGZ] eq. 1, c = 1e-4
+    batch_size=4096,  # [AZ] "mini-batches of 4,096 positions"
+    learning_rate=0.2, lr_decay=0.1,  # [AZ] 0.2, dropped three times to 0.02, 0.002, 0.0002
+    lr_boundaries=(100_000, 300_000, 500_000),  # [AZp] learning_rate_schedule
+)
+PAPER_UPDATES = 700_000  # [AZ] "700,000 steps (in mini-batches of 4096 training positions)"
+PAPER_WINDOW_GAMES = 1_000_000  # [AZp] window_size: the latest 1M games
+PAPER_NETWORK = NetworkConfig(blocks=19, channels=256, value_hidden=256, policy_channels=2)  # [AZ]/[AGZ]
+
+
+def _round_up(x: float, multiple: int) -> int:
+  return int(math.ceil(x / multiple) * multiple)
+
+
+def _paper(game: str) -> Config:
+  # Our choice: 1024 games in lockstep per chunk of 64 plies and 8 updates per
+  # train_step train ~0.5 positions per position generated, about [AZ] Table
+  # S3's ratio for chess (700k x 4096 trained over 44M games).
+  games, chunk, updates = 1024, 64, 8
+  window = _round_up(PAPER_WINDOW_GAMES * spec(game).typical_plies, games)
+  return Config(
+      game=game,
+      network=PAPER_NETWORK,
+      search=SearchConfig(**PAPER_SEARCH),
+      selfplay=SelfPlayConfig(batch_size=games, chunk_plies=chunk, temperature_plies=PAPER_TEMPERATURE_PLIES),
+      replay=ReplayConfig(window=window),
+      train=TrainConfig(**PAPER_TRAIN, updates_per_step=updates, num_steps=PAPER_UPDATES // updates),
+      run=RunConfig(log_every=100, checkpoint_every=1000, eval_every=5000, eval_games=400),
+  )
+
+
+# Sizes for one GPU (small) and a CPU smoke test (smoke); the algorithm keeps the paper's constants.
+_SMALL = {
+    # game: (blocks, channels, simulations, games, window in positions, train batch, updates, steps)
+    "tictactoe": (2, 32, 32, 128, 16384, 256, 4, 150),
+    "connect_four": (4, 64, 64, 256, 131072, 512, 8, 2000),
+    "othello": (6, 128, 64, 512, 524288, 1024, 8, 5000),
+    "go9": (6, 128, 64, 512, 524288, 2048, 8, 5000),
+    "go": (10, 128, 128, 256, 1048576, 2048, 8, 10000),
+    "chess": (10, 128, 128, 256, 1048576, 2048, 8, 10000),
+    "shogi": (10, 128, 128, 256, 1048576, 2048, 8, 10000),
+}
+
+
+def _small(game: str) -> Config:
+  blocks, channels, sims, games, window, batch, updates, steps = _SMALL[game]
+  # Small games are decided early; 30 sampled plies would be the whole game.
+  temperature = min(PAPER_TEMPERATURE_PLIES, spec(game).typical_plies // 3)
+  train = dict(PAPER_TRAIN, batch_size=batch, learning_rate=0.02 if game != "tictactoe" else 0.1,
+               lr_boundaries=(steps * updates // 2, steps * updates * 3 // 4))
+  return Config(
+      game=game,
+      network=NetworkConfig(blocks=blocks, channels=channels, value_hidden=min(256, channels * 2)),
+      search=SearchConfig(**dict(PAPER_SEARCH, num_simulations=sims)),
+      selfplay=SelfPlayConfig(batch_size=games, chunk_plies=16, temperature_plies=temperature),
+      replay=ReplayConfig(window=window),
+      train=TrainConfig(**train, updates_per_step=updates, num_steps=steps),
+      run=RunConfig(log_every=10, checkpoint_every=max(steps // 10, 10), eval_every=max(steps // 5, 10),
+                    eval_games=64),
+  )
+
+
+def _smoke(game: str) -> Config:
+  return Config(
+      game=game,
+      network=NetworkConfig(blocks=1, channels=8, value_hidden=16),
+      search=SearchConfig(**dict(PAPER_SEARCH, num_simulations=4)),
+      selfplay=SelfPlayConfig(batch_size=8, chunk_plies=4, temperature_plies=PAPER_TEMPERATURE_PLIES),
+      replay=ReplayConfig(window=1024),
+      train=TrainConfig(**dict(PAPER_TRAIN, batch_size=16), updates_per_step=1, num_steps=4),
+      run=RunConfig(log_every=2, checkpoint_every=2, eval_every=0, eval_games=2),
+  )
+
+
+def preset(game: str, name: str) -> Config:
+  """The named preset of a game, validated."""
+  if game not in SPECS:
+    raise ConfigError("game", game, f"one of {', '.join(SPECS)}")
+  if name not in PRESETS:
+    raise ConfigError("preset", name, f"one of {', '.join(PRESETS)}")
+  return validate({"paper": _paper, "small": _small, "smoke": _smoke}[name](game))

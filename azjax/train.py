@@ -1,0 +1,151 @@
+"""`train_step(state) -> (state, metrics)`: one self-play chunk and several updates, one XLA program.
+
+The program runs per device under `jax.shard_map` over a one-axis mesh of every
+device (axis `batch`): games and their replay lanes are split along the axis,
+parameters and optimiser state are replicated, gradients and batch-norm moments
+are summed across it. Self-play is written per shard because mctx's search,
+left to automatic sharding, compiles to many all-gathers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+from azjax import learner, replay as replay_lib, selfplay
+from azjax.config import Config, validate
+from azjax.games import make_env
+from azjax.network import make_network
+from azjax.search import make_search
+
+AXIS = "batch"
+
+
+@chex.dataclass(frozen=True)
+class TrainState:
+  params: Any  # network weights (replicated)
+  bn_state: Any  # batch-norm moving averages (replicated)
+  opt_state: Any  # optimiser state (replicated)
+  actors: selfplay.Actors  # games in play (sharded)
+  replay: replay_lib.Replay  # replay lanes, one per game slot (sharded)
+  step: chex.Array  # [] int32 train_steps taken (replicated)
+  key: chex.PRNGKey  # (replicated)
+
+
+def make_mesh(devices=None) -> Mesh:
+  """A one-axis mesh over `devices` (default: all)."""
+  devices = jax.devices() if devices is None else devices
+  return Mesh(np.asarray(devices), (AXIS,))
+
+
+# A prefix of the state: games and replay split along the mesh axis, everything else replicated.
+STATE_SPECS = TrainState(params=P(), bn_state=P(), opt_state=P(), actors=P(AXIS), replay=P(AXIS), step=P(), key=P())
+
+
+def state_shardings(state: TrainState, mesh: Mesh) -> TrainState:
+  """A NamedSharding for every leaf of `state`."""
+  return jax.tree.map(lambda spec, sub: jax.tree.map(lambda _: NamedSharding(mesh, spec), sub), STATE_SPECS, state,
+                      is_leaf=lambda x: isinstance(x, P))
+
+
+@dataclasses.dataclass(frozen=True)
+class Program:
+  """Everything built from a config: the env, the networks, the search and the optimiser."""
+  config: Config
+  env: Any
+  network: Any  # inference (batch norm with moving averages)
+  train_network: Any  # training (batch-norm moments over the device axis)
+  optimizer: Any
+  search: Any
+
+  @property
+  def num_actions(self) -> int:
+    return self.env.num_actions
+
+
+def build(config: Config) -> Program:
+  env = make_env(config.game)
+  num_actions = env.num_actions
+  network = make_network(config.network, num_actions)
+  return Program(config=config, env=env, network=network,
+                 train_network=make_network(config.network, num_actions, axis_name=AXIS),
+                 optimizer=learner.make_optimizer(config.train),
+                 search=make_search(env, network, config.search, config.game))
+
+
+def _init(program: Program, key) -> TrainState:
+  config = program.config
+  key, net_key, env_key = jax.random.split(key, 3)
+  slots = jnp.arange(config.selfplay.batch_size, dtype=jnp.int32)
+  actors = selfplay.init_actors(program.env, env_key, slots)
+  obs = actors.env.observation
+  params, bn_state = program.network.init(net_key, obs[:1])
+  replay = replay_lib.init(config.selfplay.batch_size, config.lane_size,
+                           jax.ShapeDtypeStruct(obs.shape[1:], obs.dtype), program.num_actions)
+  return TrainState(params=params, bn_state=bn_state, opt_state=program.optimizer.init(params), actors=actors,
+                    replay=replay, step=jnp.int32(0), key=key)
+
+
+def abstract_state(program: Program) -> TrainState:
+  """The state's shapes and dtypes, without computing it."""
+  return jax.eval_shape(functools.partial(_init, program), jax.random.PRNGKey(0))
+
+
+def init_state(program: Program, mesh: Mesh) -> TrainState:
+  """The initial state, created directly with its sharding."""
+  validate(program.config, mesh.size)
+  shardings = state_shardings(abstract_state(program), mesh)
+  return jax.jit(_init, static_argnums=0, out_shardings=shardings)(program, jax.random.PRNGKey(program.config.seed))
+
+
+def _shard_step(program: Program, state: TrainState):
+  """One train_step on this device's share of the games (inside shard_map)."""
+  config = program.config
+  key, play_key, train_key = jax.random.split(state.key, 3)
+  variables = (state.params, state.bn_state)
+  actors, replay, stats = selfplay.play_chunk(program.env, program.search, config.selfplay, variables,
+                                              state.actors, state.replay, play_key)
+  update = learner.make_update(program.train_network, program.optimizer, config.train, AXIS)
+  per_lane = config.train.batch_size // config.selfplay.batch_size
+
+  def body(carry, update_key):
+    params, bn_state, opt_state = carry
+    batch = replay_lib.sample(replay, selfplay.per_game_keys(update_key, actors.slot), per_lane)
+    params, bn_state, opt_state, losses = update(params, bn_state, opt_state, batch)
+    return (params, bn_state, opt_state), losses
+
+  (params, bn_state, opt_state), losses = jax.lax.scan(
+      body, (state.params, state.bn_state, state.opt_state),
+      jax.random.split(train_key, config.train.updates_per_step))
+  stats = jax.tree.map(lambda x: jax.lax.psum(x, AXIS), stats)
+  metrics = {
+      "loss": losses.total.mean(), "value_loss": losses.value.mean(), "policy_loss": losses.policy.mean(),
+      "l2": losses.l2.mean(),
+      "learning_rate": learner.learning_rate_schedule(config.train)((state.step + 1) * config.train.updates_per_step
+                                                                     - 1),
+      "games": stats.games, "mean_game_length": stats.plies / jnp.maximum(stats.games, 1),
+      "first_player_score": stats.first_player_score / jnp.maximum(stats.games, 1),
+      "replay_positions": jax.lax.psum(replay_lib.size(replay).sum(), AXIS),
+  }
+  state = TrainState(params=params, bn_state=bn_state, opt_state=opt_state, actors=actors, replay=replay,
+                     step=state.step + 1, key=key)
+  return state, metrics
+
+
+def make_train_step(program: Program, mesh: Mesh):
+  """The compiled `train_step(state) -> (state, metrics)`; the state is donated."""
+  step = jax.shard_map(lambda s: _shard_step(program, s), mesh=mesh, in_specs=(STATE_SPECS,),
+                       out_specs=(STATE_SPECS, P()),
+                       check_vma=False)  # mctx's while-loop state starts from unvarying constants
+  # Explicit shardings: left to propagation, a one-device mesh may hand back
+  # equivalent but differently spelled shardings, and the next call recompiles.
+  shardings = state_shardings(abstract_state(program), mesh)
+  return jax.jit(step, in_shardings=(shardings,), out_shardings=(shardings, NamedSharding(mesh, P())),
+                 donate_argnums=0)
