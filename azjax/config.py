@@ -46,6 +46,7 @@ class SearchConfig:
   c_base: float = 19652.0
   dirichlet_alpha: float = 0.0  # 0 = the game's own alpha (games.py)
   dirichlet_fraction: float = 0.25
+  unvisited_value: float = 0.0  # puct: Q of an unvisited move; 0 = AlphaGo Zero Methods, -1 = AlphaZero pseudocode
   gumbel_scale: float = 1.0  # gumbel only
   max_considered_actions: int = 16  # gumbel only
 
@@ -221,7 +222,7 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
   for section in ("network", "search", "selfplay", "replay", "train", "run"):
     for f in dataclasses.fields(getattr(c, section)):
       value = getattr(getattr(c, section), f.name)
-      if isinstance(value, (int, float)) and not isinstance(value, bool):
+      if isinstance(value, (int, float)) and not isinstance(value, bool) and f.name != "unvisited_value":
         _check(value >= 0, f"{section}.{f.name}", value, "must be >= 0")
   _check(c.search.algorithm in SEARCH_ALGORITHMS, "search.algorithm", c.search.algorithm,
          f"one of {', '.join(SEARCH_ALGORITHMS)}")
@@ -235,6 +236,8 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
     _check(value >= 1, name, value, "must be >= 1")
   _check(0.0 <= c.search.dirichlet_fraction <= 1.0, "search.dirichlet_fraction", c.search.dirichlet_fraction,
          "must lie in [0, 1]")
+  _check(-1.0 <= c.search.unvisited_value <= 1.0, "search.unvisited_value", c.search.unvisited_value,
+         "must lie in [-1, 1]")
   _check(c.search.algorithm != "gumbel" or c.search.max_considered_actions >= 2, "search.max_considered_actions",
          c.search.max_considered_actions, "must be >= 2 for gumbel search")
   _check(list(c.train.lr_boundaries) == sorted(set(c.train.lr_boundaries)), "train.lr_boundaries",

@@ -56,7 +56,14 @@ def make_network(config: NetworkConfig, num_actions: int, axis_name: str | None 
   transformed = hk.without_apply_rng(hk.transform_with_state(forward))
 
   def init(key, obs):
-    return transformed.init(key, obs, True)
+    params, bn_state = transformed.init(key, obs, True)
+    # Haiku starts the moving variance at 0, so an untrained network in
+    # inference mode divides by sqrt(eps) and saturates every tanh and
+    # softmax: search would then see one-hot priors. Start it at 1 instead
+    # (the first update replaces it: the averages are zero-debiased).
+    bn_state = {name: dict(s, average=jnp.ones_like(s["average"])) if name.endswith("var_ema") else s
+                for name, s in bn_state.items()}
+    return params, bn_state
 
   def apply(params, bn_state, obs, is_training):
     return transformed.apply(params, bn_state, obs, is_training)

@@ -23,6 +23,7 @@ PAPER_SEARCH = dict(
     num_simulations=800,  # [AZ] "each MCTS used 800 simulations"
     c_init=1.25, c_base=19652.0,  # [AZp] pb_c_init, pb_c_base
     dirichlet_fraction=0.25,  # [AZp] root_exploration_fraction; alpha per game in games.py [AZ]
+    unvisited_value=0.0,  # [AGZ] "Expand and evaluate": Q(s, a) = 0 (the [AZp] pseudocode's -1 is reachable)
 )
 PAPER_TEMPERATURE_PLIES = 30  # [AGZ] "For the first 30 moves of each game, the temperature is set to tau = 1"
 PAPER_TRAIN = dict(
@@ -60,7 +61,7 @@ def _paper(game: str) -> Config:
 # Sizes for one GPU (small) and a CPU smoke test (smoke); the algorithm keeps the paper's constants.
 _SMALL = {
     # game: (blocks, channels, simulations, games, window in positions, train batch, updates, steps)
-    "tictactoe": (2, 32, 32, 128, 16384, 256, 4, 150),
+    "tictactoe": (2, 32, 32, 128, 16384, 256, 8, 150),
     "connect_four": (4, 64, 64, 256, 131072, 512, 8, 2000),
     "othello": (6, 128, 64, 512, 524288, 1024, 8, 5000),
     "go9": (6, 128, 64, 512, 524288, 2048, 8, 5000),
@@ -72,15 +73,13 @@ _SMALL = {
 
 def _small(game: str) -> Config:
   blocks, channels, sims, games, window, batch, updates, steps = _SMALL[game]
-  # Small games are decided early; 30 sampled plies would be the whole game.
-  temperature = min(PAPER_TEMPERATURE_PLIES, spec(game).typical_plies // 3)
   train = dict(PAPER_TRAIN, batch_size=batch, learning_rate=0.02 if game != "tictactoe" else 0.1,
                lr_boundaries=(steps * updates // 2, steps * updates * 3 // 4))
   return Config(
       game=game,
       network=NetworkConfig(blocks=blocks, channels=channels, value_hidden=min(256, channels * 2)),
       search=SearchConfig(**dict(PAPER_SEARCH, num_simulations=sims)),
-      selfplay=SelfPlayConfig(batch_size=games, chunk_plies=16, temperature_plies=temperature),
+      selfplay=SelfPlayConfig(batch_size=games, chunk_plies=16, temperature_plies=PAPER_TEMPERATURE_PLIES),
       replay=ReplayConfig(window=window),
       train=TrainConfig(**train, updates_per_step=updates, num_steps=steps),
       run=RunConfig(log_every=10, checkpoint_every=max(steps // 10, 10), eval_every=max(steps // 5, 10),

@@ -40,6 +40,17 @@ def dirichlet_alpha(config: SearchConfig, game: str) -> float:
   return config.dirichlet_alpha if config.dirichlet_alpha > 0 else spec(game).dirichlet_alpha
 
 
+def qtransform_with_unvisited(tree: mctx.Tree, node_index, *, unvisited_value: float) -> chex.Array:
+  """_unbatched_ Q-values mapped from [-1, 1] to [0, 1], an unvisited child counting as `unvisited_value`.
+
+  AlphaGo Zero (Methods, "Expand and evaluate") initialises Q(s, a) = 0: a draw
+  on the [-1, 1] scale. The AlphaZero pseudocode scores unvisited children as
+  losses (-1). `search.unvisited_value` picks either.
+  """
+  q = jnp.where(tree.children_visits[node_index] > 0, tree.qvalues(node_index), unvisited_value)
+  return (q + 1.0) / 2.0
+
+
 def masked_logits(logits: chex.Array, legal: chex.Array) -> chex.Array:
   return jnp.where(legal, logits, jnp.finfo(logits.dtype).min)
 
@@ -80,8 +91,7 @@ def make_search(env: pgx.Env, network: Network, config: SearchConfig, game: str,
     if config.algorithm == "puct":
       out = mctx.muzero_policy(
           variables, key, root, recurrent_fn, sims, invalid_actions=invalid,
-          # AlphaZero pseudocode: an unvisited child counts as a loss ([0, 1] value scale).
-          qtransform=functools.partial(mctx.qtransform_by_min_max, min_value=-1.0, max_value=1.0),
+          qtransform=functools.partial(qtransform_with_unvisited, unvisited_value=config.unvisited_value),
           dirichlet_fraction=config.dirichlet_fraction if noise else 0.0, dirichlet_alpha=alpha,
           pb_c_init=config.c_init, pb_c_base=config.c_base)
     else:

@@ -30,10 +30,24 @@ class Actors:
 
 
 @chex.dataclass(frozen=True)
+class Outcome:
+  done: chex.Array  # [B] bool the game ended on this ply (and its slot restarted)
+  plies: chex.Array  # [B] int32 its length
+  rewards: chex.Array  # [B, 2] its outcome per player id (zeros for a draw or the length cap)
+  first: chex.Array  # [B] int32 the player id that moved first
+
+
+@chex.dataclass(frozen=True)
 class PlayStats:
   games: chex.Array  # games finished in the chunk
   plies: chex.Array  # total length of those games
   first_player_score: chex.Array  # sum over finished games of the first mover's outcome
+
+  @classmethod
+  def of(cls, outcome: Outcome) -> "PlayStats":
+    first = jnp.take_along_axis(outcome.rewards, outcome.first[..., None], axis=-1)[..., 0]
+    return cls(games=outcome.done.sum(), plies=jnp.where(outcome.done, outcome.plies, 0).sum(),
+               first_player_score=jnp.where(outcome.done, first, 0.0).sum())
 
 
 def per_game_keys(key: chex.PRNGKey, slot: chex.Array) -> chex.Array:
@@ -55,7 +69,7 @@ def select_action(key: chex.PRNGKey, weights: chex.Array, ply: chex.Array, tempe
 
 def play_ply(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Actors, replay: replay_lib.Replay,
              key: chex.PRNGKey):
-  """Plays one move in every game; returns (actors, replay, PlayStats). The key is consumed."""
+  """Plays one move in every game; returns (actors, replay, Outcome). The key is consumed."""
   keys = jax.vmap(lambda k: jax.random.split(k, 3))(per_game_keys(key, actors.slot))
   search_keys, action_keys, reset_keys = keys[:, 0], keys[:, 1], keys[:, 2]
   state = actors.env
@@ -72,14 +86,12 @@ def play_ply(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Ac
   rewards = jnp.where(state.terminated[:, None], state.rewards, 0.0)
   replay = replay_lib.finish(replay, done, rewards)
 
-  first_outcome = jnp.take_along_axis(rewards, actors.first[:, None], axis=1)[:, 0]
-  stats = PlayStats(games=done.sum(), plies=jnp.where(done, ply, 0).sum(),
-                    first_player_score=jnp.where(done, first_outcome, 0.0).sum())
+  outcome = Outcome(done=done, plies=ply, rewards=rewards, first=actors.first)
   fresh = jax.vmap(env.init)(reset_keys)
   state = jax.tree.map(lambda new, old: jnp.where(_expand(done, old), new, old), fresh, state)
   actors = Actors(env=state, ply=jnp.where(done, 0, ply), slot=actors.slot,
                   first=jnp.where(done, fresh.current_player, actors.first))
-  return actors, replay, stats
+  return actors, replay, outcome
 
 
 def _expand(mask, x):
@@ -87,12 +99,12 @@ def _expand(mask, x):
 
 
 def play_chunk(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Actors, replay, key):
-  """Plays `config.chunk_plies` plies in every game; the key is consumed."""
+  """Plays `config.chunk_plies` plies in every game; returns (actors, replay, PlayStats). The key is consumed."""
 
   def body(carry, ply_key):
     actors, replay = carry
-    actors, replay, stats = play_ply(env, search, config, variables, actors, replay, ply_key)
-    return (actors, replay), stats
+    actors, replay, outcome = play_ply(env, search, config, variables, actors, replay, ply_key)
+    return (actors, replay), PlayStats.of(outcome)
 
   (actors, replay), stats = jax.lax.scan(body, (actors, replay), jax.random.split(key, config.chunk_plies))
   return actors, replay, jax.tree.map(jnp.sum, stats)

@@ -1,0 +1,82 @@
+import subprocess
+import sys
+
+import pytest
+
+import azjax
+from azjax.config import ConfigError, apply_overrides, validate
+from conftest import ROOT
+
+
+def test_presets_resolve_for_every_game():
+  for game in azjax.GAMES:
+    for name in azjax.PRESETS:
+      config = azjax.preset(game, name)
+      assert config.game == game
+
+
+def test_paper_preset_holds_the_paper_numbers():
+  c = azjax.preset("chess", "paper")
+  assert (c.network.blocks, c.network.channels) == (19, 256)
+  assert c.search.algorithm == "puct" and c.search.num_simulations == 800
+  assert (c.search.c_init, c.search.c_base, c.search.dirichlet_fraction) == (1.25, 19652.0, 0.25)
+  assert c.selfplay.temperature_plies == 30
+  assert (c.train.batch_size, c.train.learning_rate, c.train.momentum, c.train.l2) == (4096, 0.2, 0.9, 1e-4)
+  assert c.train.lr_boundaries == (100_000, 300_000, 500_000)
+  assert c.train.num_steps * c.train.updates_per_step == 700_000
+
+
+def test_overrides_parse_types():
+  c = apply_overrides(azjax.preset("tictactoe", "smoke"),
+                      ["search.num_simulations=7", "train.learning_rate=0.5", "train.lr_boundaries=10,20",
+                       "search.algorithm=gumbel", "seed=3"])
+  assert c.search.num_simulations == 7 and c.train.learning_rate == 0.5
+  assert c.train.lr_boundaries == (10, 20) and c.search.algorithm == "gumbel" and c.seed == 3
+
+
+@pytest.mark.parametrize("override, field", [
+    ("search.nope=1", "search.nope"),
+    ("nosection.x=1", "nosection.x"),
+    ("search.num_simulations=abc", "search.num_simulations"),
+    ("search.algorithm=alphabeta", "search.algorithm"),
+    ("train.optimizer=rmsprop", "train.optimizer"),
+    ("replay.window=8", "replay.window"),  # smaller than a batch
+    ("train.batch_size=20", "train.batch_size"),  # not a multiple of the self-play batch
+    ("game=checkers", "game"),
+    ("search.dirichlet_fraction=2", "search.dirichlet_fraction"),
+    ("train.lr_boundaries=5,3", "train.lr_boundaries"),
+])
+def test_bad_overrides_name_the_field(override, field):
+  with pytest.raises(ConfigError) as e:
+    apply_overrides(azjax.preset("tictactoe", "smoke"), [override])
+  assert e.value.field == field
+  assert field in str(e.value)
+
+
+def test_batch_must_divide_over_devices():
+  config = azjax.preset("tictactoe", "smoke")  # 8 games
+  validate(config, 4)
+  with pytest.raises(ConfigError, match="selfplay.batch_size.*device count 3"):
+    validate(config, 3)
+
+
+def _cli(*args):
+  return subprocess.run([sys.executable, "-m", "experiments.tictactoe", *args], cwd=ROOT, capture_output=True,
+                        text=True, timeout=300)
+
+
+def test_cli_bad_input_exits_2_with_one_message():
+  for args, text in [(["--set", "search.nope=1"], "search.nope"), (["--preset", "huge"], "preset"),
+                     (["--set", "train.batch_size=x"], "train.batch_size")]:
+    r = _cli(*args)
+    assert r.returncode == 2, r.stderr
+    assert text in r.stderr and "Traceback" not in r.stderr
+
+
+def test_cli_help_lists_every_field_with_defaults():
+  r = _cli("--help")
+  assert r.returncode == 0
+  for field in ["network.blocks", "search.num_simulations", "search.dirichlet_alpha", "selfplay.temperature_plies",
+                "replay.window", "train.lr_boundaries", "run.checkpoint_every", "seed"]:
+    assert field in r.stdout
+  assert "paper" in r.stdout and "smoke" in r.stdout and "800" in r.stdout

@@ -1,0 +1,49 @@
+"""Tic-tac-toe trained inside the test reaches perfect play against an exhaustive minimax player."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import azjax
+import minimax
+from azjax.games import make_env
+
+
+def play_minimax(agent, games: int, seed: int):
+  """`games` games, the agent moving first in even ones; the minimax side picks among optimal moves at random."""
+  env = make_env("tictactoe")
+  rng = np.random.default_rng(seed)
+  state = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(seed), games))
+  first = np.asarray(state.current_player)
+  seat = np.where(np.arange(games) % 2 == 0, first, 1 - first)
+  returns = np.zeros((games, 2))
+  step = jax.jit(jax.vmap(env.step))
+  key = jax.random.PRNGKey(seed + 1)
+  while not np.all(np.asarray(state.terminated)):
+    key, k = jax.random.split(key)
+    ours = np.asarray(agent.act(state, k))
+    # pgx's board: -1 empty, else the colour (0 = the first mover) of the stone; _x.color is the colour to move.
+    board, colour, over = np.asarray(state._x.board), np.asarray(state._x.color), np.asarray(state.terminated)
+    theirs = np.array([0 if over[i] else minimax.act(rng, board[i], colour[i]) for i in range(games)])
+    action = np.where(np.asarray(state.current_player) == seat, ours, theirs)
+    state = step(state, jnp.asarray(action, jnp.int32))
+    returns += np.asarray(state.rewards)
+  outcome = returns[np.arange(games), seat]
+  return outcome, np.arange(games) % 2 == 0
+
+
+def test_minimax_player_is_perfect():
+  assert minimax.value(tuple([-1] * 9), 0) == 0  # tic-tac-toe is a draw
+  assert minimax.optimal_moves((0, 0, -1, 1, 1, -1, -1, -1, -1), 0) == [2]
+
+
+@pytest.mark.slow
+def test_tictactoe_learns_perfect_play(tmp_path):
+  config = azjax.preset("tictactoe", "small")
+  result = azjax.train(config, tmp_path / "run", progress=False)
+  agent = azjax.load_agent(result.run_dir)
+  outcome, agent_first = play_minimax(agent, games=64, seed=7)
+  assert np.all(outcome[agent_first] == 0), f"as first player: {outcome[agent_first]}"
+  assert np.all(outcome[~agent_first] == 0), f"as second player: {outcome[~agent_first]}"
+  assert result.evaluation.losses == 0 and result.evaluation.score > 0.9

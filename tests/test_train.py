@@ -1,0 +1,123 @@
+import json
+import os
+import subprocess
+import sys
+
+import jax
+import numpy as np
+import pytest
+
+import azjax
+from azjax import checkpoint as ckpt, train as train_lib
+from conftest import ROOT
+
+
+def _smoke(game="tictactoe", *overrides):
+  return azjax.apply_overrides(azjax.preset(game, "smoke"), list(overrides))
+
+
+def test_train_step_compiles_once():
+  program = azjax.build(_smoke())
+  mesh = azjax.make_mesh()
+  state = azjax.init_state(program, mesh)
+  step = azjax.make_train_step(program, mesh)
+  for _ in range(3):
+    state, metrics = step(state)
+  assert step._cache_size() == 1
+  assert int(state.step) == 3
+  assert float(metrics["games"]) >= 0 and np.isfinite(float(metrics["loss"]))
+
+
+def _restore(run_dir, config):
+  program = azjax.build(config)
+  abstract = train_lib.abstract_state(program)
+  mngr = ckpt.manager(os.path.join(run_dir, "checkpoints"))
+  return ckpt.restore_state(mngr, abstract, train_lib.state_shardings(abstract, azjax.make_mesh()))
+
+
+def test_resume_continues_bit_for_bit(tmp_path):
+  config = _smoke("tictactoe", "train.num_steps=6", "run.checkpoint_every=3")
+  whole = azjax.train(config, tmp_path / "whole", progress=False)
+  assert whole.step == 6
+  half = azjax.train(_smoke("tictactoe", "train.num_steps=3", "run.checkpoint_every=3"), tmp_path / "split",
+                     progress=False)
+  assert half.step == 3
+  resumed = azjax.train(config, tmp_path / "split", resume=True, progress=False)
+  assert resumed.step == 6
+  a, b = _restore(tmp_path / "whole", config), _restore(tmp_path / "split", config)
+  jax.tree.map(np.testing.assert_array_equal, a, b)
+  rows = (tmp_path / "split" / "metrics.csv").read_text().splitlines()
+  assert [r.split(",")[0] for r in rows[1:]] == ["1", "2", "3", "4", "5", "6"]
+  assert json.loads((tmp_path / "split" / "config.json").read_text())["train"]["num_steps"] == 6
+  for name in ["run.log", "evals.csv"]:
+    assert (tmp_path / "split" / name).exists()
+  assert any(f.name.startswith("events.out.tfevents") for f in (tmp_path / "split" / "tb").iterdir())
+
+
+def test_checkpoints_refuse_foreign_games_and_shapes(tmp_path):
+  azjax.train(_smoke(), tmp_path / "ttt", progress=False)
+  with pytest.raises(azjax.CheckpointError, match="already holds checkpoints"):
+    azjax.train(_smoke(), tmp_path / "ttt", progress=False)
+  with pytest.raises(azjax.CheckpointError, match="tictactoe"):
+    azjax.train(_smoke("connect_four"), tmp_path / "ttt", resume=True, progress=False)
+  with pytest.raises(azjax.CheckpointError, match="network"):
+    azjax.train(_smoke("tictactoe", "network.channels=16"), tmp_path / "ttt", resume=True, progress=False)
+  r = subprocess.run([sys.executable, "-m", "experiments.connect_four", "--resume", str(tmp_path / "ttt")],
+                     cwd=ROOT, capture_output=True, text=True, timeout=300)
+  assert r.returncode == 2 and "tictactoe" in r.stderr and "Traceback" not in r.stderr
+  assert not list((tmp_path / "ttt").rglob("*.pkl")) and not list((tmp_path / "ttt").rglob("*.pickle"))
+
+
+def test_load_agent_plays_legal_moves(tmp_path):
+  azjax.train(_smoke("connect_four"), tmp_path / "c4", progress=False)
+  agent = azjax.load_agent(tmp_path / "c4")
+  assert agent.config.game == "connect_four" and agent.step == 4
+  env = agent.env
+  state = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), 4))
+  for i in range(10):
+    greedy = agent.act(state, jax.random.PRNGKey(i))
+    sampled = agent.act(state, jax.random.PRNGKey(i), num_simulations=3, greedy=False)
+    assert greedy.shape == (4,)
+    legal = np.asarray(state.legal_action_mask)
+    assert legal[np.arange(4), np.asarray(greedy)].all() and legal[np.arange(4), np.asarray(sampled)].all()
+    state = jax.vmap(env.step)(state, greedy)
+  same = azjax.load_agent(tmp_path / "c4" / "checkpoints" / "4")
+  jax.tree.map(np.testing.assert_array_equal, same.params, agent.params)
+  with pytest.raises(ValueError, match="connect_four"):
+    agent.act(jax.vmap(azjax.games.make_env("tictactoe").init)(jax.random.split(jax.random.PRNGKey(0), 2)),
+              jax.random.PRNGKey(0))
+
+
+SHARDING_SCRIPT = """
+import jax, numpy as np
+import azjax
+from jax.sharding import PartitionSpec as P
+assert len(jax.devices()) == 4
+config = azjax.apply_overrides(azjax.preset("tictactoe", "smoke"), ["train.updates_per_step=2"])
+program = azjax.build(config)
+results = []
+for devices in (jax.devices()[:1], jax.devices()):
+  mesh = azjax.make_mesh(devices)
+  state = azjax.init_state(program, mesh)
+  step = azjax.make_train_step(program, mesh)
+  for _ in range(3):
+    state, metrics = step(state)
+  results.append((state, metrics))
+(one, m1), (four, m4) = results
+assert four.replay.obs.sharding.spec == P("batch") and len(four.replay.obs.sharding.device_set) == 4
+assert len(four.actors.env.observation.addressable_shards) == 4
+assert four.replay.obs.addressable_shards[0].data.shape[0] == 2  # 8 games over 4 devices
+assert four.params["linear"]["w"].sharding.is_fully_replicated
+np.testing.assert_array_equal(one.replay.obs, four.replay.obs)
+np.testing.assert_array_equal(one.replay.policy > 0, four.replay.policy > 0)
+jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5), one.params, four.params)
+jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5), m1, m4)
+print("EQUIVALENT")
+"""
+
+
+def test_four_devices_match_one_device():
+  env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4", JAX_PLATFORMS="cpu")
+  r = subprocess.run([sys.executable, "-c", SHARDING_SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True,
+                     timeout=600)
+  assert "EQUIVALENT" in r.stdout, r.stderr[-3000:]
