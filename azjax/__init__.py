@@ -17,7 +17,7 @@ from azjax.config import (GAMES, Config, ConfigError, NetworkConfig, ReplayConfi
                           SelfPlayConfig, TrainConfig, apply_overrides, from_dict, validate)
 from azjax.loop import RunResult, train
 from azjax.presets import PRESETS, preset
-from azjax.train import TrainState, build, init_state, make_mesh, make_train_step
+from azjax.train_step import TrainState, build, init_state, make_mesh, make_train_step
 
 __all__ = [
     "Agent", "load_agent", "MatchResult", "match", "random_player", "CheckpointError", "experiment_main", "GAMES",

@@ -9,7 +9,6 @@ implies, so a checkpoint can never smuggle in code or a foreign structure.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -100,7 +99,3 @@ def config_from_meta(meta: dict) -> Config:
     return from_dict(meta["config"])
   except (ConfigError, KeyError, TypeError) as e:
     raise CheckpointError(f"the checkpoint's config is unreadable: {e}") from None
-
-
-def meta_json(meta: dict) -> str:
-  return json.dumps(meta, indent=2, sort_keys=True)

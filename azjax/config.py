@@ -97,6 +97,9 @@ class Config:
   train: TrainConfig = dataclasses.field(default_factory=TrainConfig)
   run: RunConfig = dataclasses.field(default_factory=RunConfig)
 
+  def __post_init__(self):
+    validate(self)  # an invalid Config cannot exist
+
   @property
   def lane_size(self) -> int:
     """Replay positions owned by each game slot."""

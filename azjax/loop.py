@@ -21,7 +21,7 @@ import jax
 import numpy as np
 from tqdm.auto import tqdm
 
-from azjax import arena, checkpoint as ckpt, train as train_lib
+from azjax import arena, checkpoint as ckpt, train_step as train_lib
 from azjax.agent import Agent
 from azjax.config import Config, validate
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import azjax
-from azjax import checkpoint as ckpt, train as train_lib
+from azjax import checkpoint as ckpt, train_step as train_lib
 from conftest import ROOT
 
 
