@@ -18,7 +18,6 @@ import time
 from pathlib import Path
 
 import jax
-import numpy as np
 from tqdm.auto import tqdm
 
 from azjax import arena, checkpoint as ckpt, train_step as train_lib
