@@ -175,7 +175,7 @@ def from_dict(data: dict) -> Config:
       kwargs[key] = _coerce(value, _field_type(Config, key), key)
     else:
       raise ConfigError(key, value, f"unknown field; top-level fields are game, seed, {', '.join(SECTIONS)}")
-  return validate(Config(**kwargs))
+  return Config(**kwargs)  # validated on construction
 
 
 def apply_overrides(config: Config, overrides: Sequence[str]) -> Config:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 from azjax.config import (Config, ConfigError, NetworkConfig, ReplayConfig, RunConfig, SearchConfig, SelfPlayConfig,
-                          TrainConfig, validate)
+                          TrainConfig)
 from azjax.games import SPECS, spec
 
 PRESETS = ("paper", "small", "smoke")
@@ -105,4 +105,4 @@ def preset(game: str, name: str) -> Config:
     raise ConfigError("game", game, f"one of {', '.join(SPECS)}")
   if name not in PRESETS:
     raise ConfigError("preset", name, f"one of {', '.join(PRESETS)}")
-  return validate({"paper": _paper, "small": _small, "smoke": _smoke}[name](game))
+  return {"paper": _paper, "small": _small, "smoke": _smoke}[name](game)  # Config validates itself
