@@ -13,6 +13,7 @@ import jax.numpy as jnp
 import pgx
 
 from azjax import checkpoint as ckpt
+from azjax.arena import Player, jitted
 from azjax.config import Config
 from azjax.games import make_env
 from azjax.network import make_network
@@ -38,38 +39,74 @@ class Agent:
     return make_env(self.config.game)
 
   @functools.cached_property
+  def num_actions(self) -> int:
+    return self.env.num_actions  # pgx builds a whole initial state to answer this: ask once
+
+  @functools.cached_property
   def network(self):
-    return make_network(self.config.network, self.env.num_actions)
+    return make_network(self.config.network, self.num_actions)
 
-  @functools.cache
-  def _policy(self, num_simulations: int):
-    search = make_search(self.env, self.network, self.config.search, self.config.game, num_simulations)
-
-    @jax.jit
-    def policy(variables, state, key):
-      keys = jax.random.split(key, state.current_player.shape[0] * 2).reshape(2, -1, *key.shape)
-      out = search(variables, keys[0], state, noise=False)
-      sampled = jax.vmap(lambda k, w: jax.random.categorical(k, jnp.log(w)))(keys[1], out.weights)
-      return out.weights, out.value, sampled.astype(jnp.int32), jnp.argmax(out.weights, -1).astype(jnp.int32)
-
-    return policy
+  def player(self, name: str | None = None, *, num_simulations: int | None = None, greedy: bool = True) -> Player:
+    """This agent as an arena Player (its own search settings unless `num_simulations` overrides them)."""
+    sims = num_simulations or self.config.search.num_simulations
+    return Player(name or f"{self.config.game}@{self.step}", search_policy(self.config, sims, greedy),
+                  (self.params, self.bn_state))
 
   def search(self, state: pgx.State, key: chex.PRNGKey, *, num_simulations: int | None = None):
     """Returns (policy [B, A], value [B]) of a search from each game's position; the key is consumed."""
-    weights, value, _, _ = self._policy(num_simulations or self.config.search.num_simulations)(
-        (self.params, self.bn_state), state, key)
-    return weights, value
+    out = jitted(_searcher(self.config, num_simulations or self.config.search.num_simulations))(
+        (self.params, self.bn_state), key, state)
+    return out.weights, out.value
 
   def act(self, state: pgx.State, key: chex.PRNGKey, *, num_simulations: int | None = None,
           greedy: bool = True) -> chex.Array:
     if state.current_player.ndim != 1:
       raise ValueError("Agent.act takes a batched pgx State (leading batch dimension); use jax.vmap(env.init)")
-    if state.legal_action_mask.shape[-1] != self.env.num_actions:
-      raise ValueError(f"this agent plays {self.config.game} ({self.env.num_actions} actions), "
+    if state.legal_action_mask.shape[-1] != self.num_actions:
+      raise ValueError(f"this agent plays {self.config.game} ({self.num_actions} actions), "
                        f"not a game with {state.legal_action_mask.shape[-1]} actions")
-    _, _, sampled, best = self._policy(num_simulations or self.config.search.num_simulations)(
-        (self.params, self.bn_state), state, key)
-    return best if greedy else sampled
+    return self.player(num_simulations=num_simulations, greedy=greedy).act(state, key)
+
+
+def _structure(config: Config):
+  """The parts of a config that decide an agent's program (not its seed, schedule or run settings)."""
+  return config.game, config.network, config.search
+
+
+@functools.cache
+def _searcher_for(game: str, network_config, search_config, num_simulations: int):
+  env = make_env(game)
+  search = make_search(env, make_network(network_config, env.num_actions), search_config, game, num_simulations)
+
+  def run(variables, key, state):
+    return search(variables, jax.random.split(key, state.current_player.shape[0]), state, noise=False)
+
+  return run
+
+
+def _searcher(config: Config, num_simulations: int):
+  return _searcher_for(*_structure(config), num_simulations)
+
+
+@functools.cache
+def _search_policy_for(game: str, network_config, search_config, num_simulations: int, greedy: bool):
+  run = _searcher_for(game, network_config, search_config, num_simulations)
+
+  def policy(variables, key, state):
+    k1, k2 = jax.random.split(key)
+    weights = run(variables, k1, state).weights
+    if greedy:
+      return jnp.argmax(weights, -1).astype(jnp.int32)
+    keys = jax.random.split(k2, weights.shape[0])
+    return jax.vmap(lambda k, w: jax.random.categorical(k, jnp.log(w)))(keys, weights).astype(jnp.int32)
+
+  return policy
+
+
+def search_policy(config: Config, num_simulations: int, greedy: bool = True):
+  """A pure policy(variables, key, state) -> actions: search without root noise, then the most visited
+  move (`greedy`) or one sampled from the search policy. Cached, so equal settings share compiled programs."""
+  return _search_policy_for(*_structure(config), num_simulations, greedy)
 
 
 def load_agent(path: str | os.PathLike, step: int | None = None) -> Agent:

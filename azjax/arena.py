@@ -1,22 +1,47 @@
 """Matches between players, all games in lockstep in one jitted program.
 
-A player is `act(key, state) -> actions [B]` over a batch of pgx states. The
-first player of `match` moves first in even-numbered games and second in odd
-ones, so colours alternate.
+A `Player` is a name, a pure `policy(variables, key, state) -> actions [B]`
+over a batch of pgx states, and the variables it reads (network weights, or
+None). Programs are compiled once per (game, policies, games, openings) and
+reused: two checkpoints of one config share a policy and so a program.
+
+Games come in pairs that share an opening (`opening_plies` uniformly random
+first plies, seeded per pair) with the colours swapped: player one takes the
+opening mover's seat in even games and the other seat in odd ones.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
-from typing import Callable
+from typing import Any, Callable
 
 import chex
 import jax
 import jax.numpy as jnp
+import mctx
 import pgx
 
-Player = Callable[[chex.PRNGKey, pgx.State], chex.Array]
+from azjax.games import make_env
+
+Policy = Callable[[Any, chex.PRNGKey, pgx.State], chex.Array]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Player:
+  name: str
+  policy: Policy  # pure and jittable; its identity keys the compiled match program
+  variables: Any = None
+
+  def act(self, state: pgx.State, key: chex.PRNGKey) -> chex.Array:
+    return jitted(self.policy)(self.variables, key, state)
+
+
+@functools.cache
+def jitted(policy: Policy):
+  """The jitted policy, compiled once per policy."""
+  return jax.jit(policy)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,43 +62,144 @@ class MatchResult:
   def interval(self, z: float = 1.96) -> tuple[float, float]:
     """A 95% normal-approximation interval of the score (draws count as half points)."""
     n = max(self.games, 1)
-    points = [1.0] * self.wins + [0.5] * self.draws + [0.0] * self.losses
-    var = sum((p - self.score) ** 2 for p in points) / n
+    var = (self.wins * (1 - self.score) ** 2 + self.draws * (0.5 - self.score) ** 2
+           + self.losses * self.score ** 2) / n
     half = z * math.sqrt(var / n)
     return max(0.0, self.score - half), min(1.0, self.score + half)
 
+  def elo(self) -> tuple[float, float, float]:
+    """The Elo difference the score implies, with the ends of its 95% interval (+-inf at 0 or 1)."""
+    return tuple(elo_difference(s) for s in (self.score, *self.interval()))
+
   def __str__(self) -> str:
     lo, hi = self.interval()
+    d, dlo, dhi = self.elo()
     return (f"{self.wins} wins, {self.draws} draws, {self.losses} losses in {self.games} games; "
-            f"score {self.score:.3f} (95% CI {lo:.3f}-{hi:.3f})")
+            f"score {self.score:.3f} (95% CI {lo:.3f}-{hi:.3f}), Elo {d:+.0f} ({dlo:+.0f} to {dhi:+.0f})")
 
 
-def random_player(key: chex.PRNGKey, state: pgx.State) -> chex.Array:
-  """Uniformly random legal moves."""
+def elo_difference(score: float) -> float:
+  """The Elo difference at which the logistic model expects `score` points per game."""
+  if score <= 0.0:
+    return -math.inf
+  if score >= 1.0:
+    return math.inf
+  return -400.0 * math.log10(1.0 / score - 1.0)
+
+
+# ---------------------------------------------------------------------------------------------- players
+
+
+def _random_policy(variables, key, state):
+  del variables
   logits = jnp.where(state.legal_action_mask, 0.0, -jnp.inf)
   return jax.random.categorical(key, logits).astype(jnp.int32)
 
 
-def match(env: pgx.Env, first: Player, second: Player, key: chex.PRNGKey, num_games: int) -> MatchResult:
-  """Plays `num_games` games of `first` against `second`; the key is consumed."""
+random_player = Player("random", _random_policy)  # uniformly random legal moves
+
+
+def _rollout_value(env: pgx.Env, key: chex.PRNGKey, state: pgx.State) -> chex.Array:
+  """The return of uniformly random play from `state` for its player to move (one game)."""
+  player = state.current_player
+
+  def body(carry):
+    state, key, total = carry
+    key, k = jax.random.split(key)
+    state = env.step(state, _random_policy(None, k, state))
+    return state, key, total + state.rewards[player]
+
+  done = lambda s: s.terminated | s.truncated
+  _, _, total = jax.lax.while_loop(lambda c: ~done(c[0]), body, (state, key, jnp.zeros((), jnp.float32)))
+  return total
+
+
+@functools.cache
+def mcts_policy(game: str, num_simulations: int) -> Policy:
+  """Pure MCTS: uniform priors, random-rollout values, UCT-like PUCT selection, most visited move."""
+  env = make_env(game)
+
+  def evaluate(key, state):  # batched over mctx's batch
+    keys = jax.random.split(key, state.current_player.shape[0])
+    value = jax.vmap(functools.partial(_rollout_value, env))(keys, state)
+    logits = jnp.where(state.legal_action_mask, 0.0, jnp.finfo(jnp.float32).min)
+    return logits, value
+
+  def recurrent_fn(_, key, action, state):
+    mover = state.current_player
+    state = jax.vmap(env.step)(state, action)
+    logits, value = evaluate(key, state)
+    reward = state.rewards[jnp.arange(action.shape[0]), mover]
+    done = state.terminated | state.truncated
+    return mctx.RecurrentFnOutput(reward=reward, discount=jnp.where(done, 0.0, -1.0), prior_logits=logits,
+                                  value=jnp.where(done, 0.0, value)), state
+
+  def one(key, state):
+    state = jax.tree.map(lambda x: x[None], state)
+    k1, k2 = jax.random.split(key)
+    logits, value = evaluate(k1, state)
+    out = mctx.muzero_policy(None, k2, mctx.RootFnOutput(prior_logits=logits, value=value, embedding=state),
+                             recurrent_fn, num_simulations, invalid_actions=~state.legal_action_mask,
+                             dirichlet_fraction=0.0, temperature=0.0)
+    return out.action[0]
+
+  def policy(variables, key, states):
+    del variables
+    keys = jax.random.split(key, states.current_player.shape[0])
+    return jax.vmap(one)(keys, states).astype(jnp.int32)
+
+  return policy
+
+
+def mcts_player(game: str, num_simulations: int) -> Player:
+  return Player(f"mcts{num_simulations}", mcts_policy(game, num_simulations))
+
+
+# ---------------------------------------------------------------------------------------------- matches
+
+
+@functools.cache
+def _program(env: pgx.Env, first: Policy, second: Policy, num_games: int, opening_plies: int):
 
   @jax.jit
-  def play(key):
-    key, init_key = jax.random.split(key)
-    state = jax.vmap(env.init)(jax.random.split(init_key, num_games))
-    # `first` takes the opening mover's seat in even games, the other seat in odd ones.
+  def play(first_vars, second_vars, key):
+    pair_keys = jax.random.split(jax.random.fold_in(key, 0), (num_games + 1) // 2)
+    game_keys = jnp.repeat(pair_keys, 2, axis=0)[:num_games]  # both games of a pair: one opening
+    state = jax.vmap(env.init)(game_keys)
+    returns = jnp.zeros_like(state.rewards)
+    for ply in range(opening_plies):  # an opening may already end a game; its rewards count
+      action = jax.vmap(lambda k, s: _random_policy(None, jax.random.fold_in(k, ply), s))(game_keys, state)
+      state = jax.vmap(env.step)(state, action)
+      returns = returns + state.rewards
     seat = jnp.where(jnp.arange(num_games) % 2 == 0, state.current_player, 1 - state.current_player)
+    done = lambda s: s.terminated | s.truncated
 
     def body(carry):
       state, returns, key = carry
       key, k1, k2 = jax.random.split(key, 3)
-      action = jnp.where(state.current_player == seat, first(k1, state), second(k2, state))
+      action = jnp.where(state.current_player == seat, first(first_vars, k1, state),
+                         second(second_vars, k2, state))
       state = jax.vmap(env.step)(state, action)
       return state, returns + state.rewards, key  # pgx zeroes the rewards of finished games on later steps
 
-    state, returns, _ = jax.lax.while_loop(lambda c: ~jnp.all(c[0].terminated | c[0].truncated), body,
-                                           (state, jnp.zeros_like(state.rewards), key))
+    state, returns, _ = jax.lax.while_loop(lambda c: ~jnp.all(done(c[0])), body,
+                                           (state, returns, jax.random.fold_in(key, 1)))
     return jnp.take_along_axis(returns, seat[:, None], axis=1)[:, 0]
 
-  outcome = jax.device_get(play(key))
+  return play
+
+
+def match_outcomes(env: pgx.Env, first: Player, second: Player, key: chex.PRNGKey, num_games: int, *,
+                   opening_plies: int = 0):
+  """Per-game returns of `first` (+1 win, 0 draw, -1 loss) over `num_games` games; the key is consumed."""
+  if num_games < 1:
+    raise ValueError(f"num_games must be >= 1, got {num_games}")
+  play = _program(env, first.policy, second.policy, num_games, opening_plies)
+  return jax.device_get(play(first.variables, second.variables, key))
+
+
+def match(env: pgx.Env, first: Player, second: Player, key: chex.PRNGKey, num_games: int, *,
+          opening_plies: int = 0) -> MatchResult:
+  """Plays `num_games` games of `first` against `second`, colours alternating; the key is consumed."""
+  outcome = match_outcomes(env, first, second, key, num_games, opening_plies=opening_plies)
   return MatchResult(wins=int((outcome > 0).sum()), draws=int((outcome == 0).sum()), losses=int((outcome < 0).sum()))

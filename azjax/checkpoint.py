@@ -33,8 +33,10 @@ def _unleaves(treedef_source, flat: dict):
   return jax.tree.unflatten(jax.tree.structure(treedef_source), [flat[k] for k in sorted(flat)])
 
 
-def manager(directory: str | os.PathLike, keep: int = 3) -> ocp.CheckpointManager:
-  options = ocp.CheckpointManagerOptions(max_to_keep=keep, create=True, enable_async_checkpointing=False)
+def manager(directory: str | os.PathLike, keep: int = 3, keep_period: int | None = None) -> ocp.CheckpointManager:
+  """Keeps the latest `keep` checkpoints, and every one whose step is a multiple of `keep_period`."""
+  options = ocp.CheckpointManagerOptions(max_to_keep=keep, keep_period=keep_period or None, create=True,
+                                         enable_async_checkpointing=False)
   return ocp.CheckpointManager(Path(directory).absolute(), options=options, item_names=ITEMS)
 
 

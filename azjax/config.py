@@ -82,7 +82,10 @@ class RunConfig:
   log_every: int = 10  # train_steps between metric read-backs
   checkpoint_every: int = 50
   eval_every: int = 0  # 0 = evaluate only at the end
-  eval_games: int = 64
+  eval_games: int = 64  # games per opponent per evaluation (pairs of one opening, colours swapped)
+  eval_pool: int = 2  # earlier evaluated checkpoints each evaluation also plays
+  eval_mcts_simulations: int = 0  # > 0 adds pure MCTS (random rollouts) with this many simulations as an anchor
+  eval_opening_plies: int = 2  # uniformly random first plies, so evaluation games differ
   keep_checkpoints: int = 3
 
 

@@ -4,8 +4,9 @@ It runs the compiled `train_step`, and only decides when to read metrics back
 (every `run.log_every` steps, one step late so the device never waits), log
 them (CSV, TensorBoard, a progress bar, run.log), evaluate and checkpoint.
 
-A run directory holds: config.json, metrics.csv, evals.csv, tb/ (TensorBoard
-event files), checkpoints/ (orbax) and run.log.
+A run directory holds: config.json, metrics.csv, evals.csv (every evaluation
+game result), elo.csv and elo.png (the Elo curve), tb/ (TensorBoard event
+files), checkpoints/ (orbax) and run.log.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pathlib import Path
 import jax
 from tqdm.auto import tqdm
 
-from azjax import arena, checkpoint as ckpt, train_step as train_lib
+from azjax import arena, checkpoint as ckpt, evaluation, train_step as train_lib
 from azjax.agent import Agent
 from azjax.config import Config, validate
 
@@ -35,6 +36,7 @@ class RunResult:
   metrics: dict  # the last logged row
   evaluation: arena.MatchResult | None  # the final evaluation against the uniform random player
   seconds: float
+  ratings: object = None  # elo.Ratings of every player evaluated in the run
 
 
 def _get(config: Config, path: str):
@@ -89,12 +91,6 @@ class _Csv:
     self._write([{k: row.get(k, "") for k in self.fields}], "a")
 
 
-def evaluate(config: Config, state, key, games: int) -> arena.MatchResult:
-  """The current network with search (greedy) against the uniform random player, colours alternating."""
-  agent = Agent(config=config, params=state.params, bn_state=state.bn_state)
-  return arena.match(agent.env, lambda k, s: agent.act(s, k), arena.random_player, key, games)
-
-
 def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: bool = False,
           progress: bool = True) -> RunResult:
   """Trains `config` in `run_dir` (resuming its latest checkpoint if `resume`); returns the result."""
@@ -103,7 +99,8 @@ def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: b
   validate(config, len(devices))
   run_dir = Path(run_dir or f"runs/{config.game}-{time.strftime('%Y%m%d-%H%M%S')}")
   run_dir.mkdir(parents=True, exist_ok=True)
-  mngr = ckpt.manager(run_dir / "checkpoints", keep=config.run.keep_checkpoints)
+  # Evaluated checkpoints stay on disk: later evaluations play them.
+  mngr = ckpt.manager(run_dir / "checkpoints", keep=config.run.keep_checkpoints, keep_period=config.run.eval_every)
   if mngr.latest_step() is not None and not resume:
     raise ckpt.CheckpointError(f"{run_dir} already holds checkpoints; resume it or choose another run directory")
 
@@ -132,7 +129,7 @@ def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: b
   train_step = train_lib.make_train_step(program, mesh)
   positions_per_step = config.selfplay.batch_size * config.selfplay.chunk_plies
   bar = tqdm(total=config.train.num_steps, initial=step, disable=not progress, unit="step", dynamic_ncols=True)
-  pending, last_row, evaluation = [], {}, None
+  pending, last_row, final = [], {}, None
   clock, clock_step = time.time(), step
 
   def flush(keep_newest: bool):
@@ -158,15 +155,30 @@ def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: b
                     p=f"{row['policy_loss']:.3f}")
     log.info("step %d: %s", row["step"], ", ".join(f"{k}={v:.4g}" for k, v in row.items() if k != "step"))
 
+  abstract_model = jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype), (state.params, state.bn_state))
+  ratings = None
+
   def run_eval(step):
-    result = evaluate(config, state, jax.random.fold_in(jax.random.PRNGKey(config.seed + 1), step),
-                      config.run.eval_games)
-    row = {"step": step, "opponent": "random", "wins": result.wins, "draws": result.draws,
-           "losses": result.losses, "score": result.score}
-    evals_csv.append(row)
-    writer.add_scalar("eval/score_vs_random", result.score, step)
-    log.info("step %d: against uniform random: %s", step, result)
-    return result
+    nonlocal ratings
+    agent = Agent(config=config, params=state.params, bn_state=state.bn_state, step=step)
+    key = jax.random.fold_in(jax.random.PRNGKey(config.seed + 1), step)
+    rows = evaluation.play_round(config, agent, evaluation.opponents(config, mngr, step, abstract_model), key)
+    for row in rows:
+      evals_csv.append(row)
+      writer.add_scalar(f"eval/score_vs_{row['opponent']}", row["score"], step)
+      log.info("step %d: %s against %s: %d wins, %d draws, %d losses, score %.3f (95%% CI %.3f-%.3f)", step,
+               row["player"], row["opponent"], row["wins"], row["draws"], row["losses"], row["score"],
+               row["score_lo"], row["score_hi"])
+    ratings, curve = evaluation.fit_curve(evaluation.read_rows(run_dir / "evals.csv"))
+    evaluation.write_curve(run_dir, curve)
+    evaluation.plot_curve(curve, ratings, run_dir / "elo.png", f"{config.game}: Elo over training")
+    now = curve[-1]
+    writer.add_scalar("eval/elo", now["elo"], step)
+    log.info("step %d: Elo %.0f (95%% CI %.0f to %.0f) with random = 0", step, now["elo"], now["elo_lo"],
+             now["elo_hi"])
+    vs_random = rows[0]
+    result = arena.MatchResult(wins=vs_random["wins"], draws=vs_random["draws"], losses=vs_random["losses"])
+    return result, now
 
   try:
     while step < config.train.num_steps:
@@ -177,15 +189,18 @@ def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: b
       last = step == config.train.num_steps
       if step % config.run.log_every == 0 or last:
         flush(keep_newest=not last)
-      if step % config.run.checkpoint_every == 0 or last:
+      evaluating = (config.run.eval_every and step % config.run.eval_every == 0) or last
+      if step % config.run.checkpoint_every == 0 or evaluating:
         flush(keep_newest=False)  # every logged row up to a checkpoint survives a crash after it
-        ckpt.save(mngr, state, config)
-      if (config.run.eval_every and step % config.run.eval_every == 0) or last:
-        evaluation = run_eval(step)
-        bar.write(f"step {step}: against uniform random: {evaluation}")
+        ckpt.save(mngr, state, config)  # an evaluated network is always on disk: later evaluations play it
+      if evaluating:
+        final, now = run_eval(step)
+        bar.write(f"step {step}: Elo {now['elo']:.0f} ({now['elo_lo']:.0f} to {now['elo_hi']:.0f}); "
+                  f"against uniform random: {final}")
   finally:
     bar.close()
     writer.close()
   seconds = time.time() - started
   log.info("finished at step %d in %.1f s", step, seconds)
-  return RunResult(run_dir=run_dir, step=step, metrics=last_row, evaluation=evaluation, seconds=seconds)
+  return RunResult(run_dir=run_dir, step=step, metrics=last_row, evaluation=final, seconds=seconds,
+                   ratings=ratings)

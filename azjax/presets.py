@@ -71,6 +71,10 @@ _SMALL = {
 }
 
 
+# Pure MCTS anchors where random rollouts are cheap enough (games end in tens of plies).
+_SMALL_MCTS_ANCHOR = {"tictactoe": 64, "connect_four": 64, "othello": 64}
+
+
 def _small(game: str) -> Config:
   blocks, channels, sims, games, window, batch, updates, steps = _SMALL[game]
   train = dict(PAPER_TRAIN, batch_size=batch, learning_rate=0.02 if game != "tictactoe" else 0.1,
@@ -83,7 +87,7 @@ def _small(game: str) -> Config:
       replay=ReplayConfig(window=window),
       train=TrainConfig(**train, updates_per_step=updates, num_steps=steps),
       run=RunConfig(log_every=10, checkpoint_every=max(steps // 10, 10), eval_every=max(steps // 5, 10),
-                    eval_games=64),
+                    eval_games=64, eval_mcts_simulations=_SMALL_MCTS_ANCHOR.get(game, 0)),
   )
 
 

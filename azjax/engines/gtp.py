@@ -1,0 +1,179 @@
+"""A GTP v2 Go engine: `python -m azjax.engines.gtp --checkpoint PATH [--simulations N]`.
+
+Commands: protocol_version, name, version, known_command, list_commands,
+boardsize, clear_board, komi, play, genmove, undo, showboard, final_score,
+quit. Answers are `=[id] result` or `?[id] message`, each ended by an empty
+line. The board size is the checkpoint's (9 or 19); `play` of a colour that is
+not to move inserts a pass for the other colour, as GTP allows. Moves that
+pgx's rules reject (occupied, suicide, ko, superko) are `? illegal move` and
+change nothing. `final_score` counts area (Tromp-Taylor: stones and the empty
+regions that touch one colour) minus komi. `genmove` resigns only when
+--resign V is set and the search's value falls below -V.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+
+from azjax.engines.base import Engine, ProtocolError, Thinker, load
+from azjax.engines.positions import GoPosition, IllegalMove
+
+COLOURS = {"b": 0, "black": 0, "w": 1, "white": 1}
+
+
+class GtpEngine(Engine):
+  version_text = "0.1.0"
+
+  def __init__(self, thinker: Thinker, out=sys.stdout, resign: float | None = None):
+    super().__init__(out)
+    self.thinker = thinker
+    self.game = thinker.agent.config.game
+    self.resign = resign
+    self.komi = 7.5
+    self.position = GoPosition(self.game)
+    self.inserted: list[bool] = []  # per move: was it a pass we inserted to let a colour play out of turn
+    self.commands.update(
+        protocol_version=lambda a: "2", name=lambda a: "azjax", version=lambda a: self.version_text,
+        known_command=self.known_command, list_commands=lambda a: "\n".join(self.commands),
+        boardsize=self.boardsize, clear_board=self.clear_board, komi=self.set_komi, play=self.play,
+        genmove=self.genmove, undo=self.undo, showboard=lambda a: "\n" + self.position.showboard(),
+        final_score=self.final_score, quit=self.quit)
+
+  # GTP frames every answer itself, so `handle` is replaced rather than extended.
+  def handle(self, line: str) -> bool:
+    line = re.sub(r"[\x00-\x08\x0b-\x1f\x7f]", "", line.split("#", 1)[0]).replace("\t", " ").strip()
+    if not line:
+      return self.running
+    words = line.split()
+    ident = ""
+    if words[0].isdigit():
+      ident, words = words[0], words[1:]
+      if not words:
+        self.send(f"?{ident} missing command\n")
+        return self.running
+    command = self.commands.get(words[0])
+    try:
+      if command is None:
+        raise ProtocolError("unknown command")
+      result = command(words[1:])
+      self.send(f"={ident} {result}".rstrip() + "\n" if result else f"={ident}\n")
+    except ProtocolError as e:
+      self.send(f"?{ident} {e}\n")
+    except Exception as e:  # noqa: BLE001  (the engine must outlive any command)
+      self.send(f"?{ident} internal error: {type(e).__name__}: {e}\n")
+    return self.running
+
+  def known_command(self, args) -> str:
+    if len(args) != 1:
+      raise ProtocolError("syntax error")
+    return "true" if args[0] in self.commands else "false"
+
+  def boardsize(self, args) -> str:
+    if len(args) != 1 or not args[0].isdigit():
+      raise ProtocolError("syntax error")
+    if int(args[0]) != self.position.size:
+      raise ProtocolError("unacceptable size")
+    return self.clear_board([])
+
+  def clear_board(self, _args) -> str:
+    self.position = GoPosition(self.game)
+    self.inserted = []
+    return ""
+
+  def set_komi(self, args) -> str:
+    try:
+      (komi,) = args
+      self.komi = float(komi)
+    except ValueError:
+      raise ProtocolError("syntax error") from None
+    return ""
+
+  def _colour(self, word: str) -> int:
+    if word.lower() not in COLOURS:
+      raise ProtocolError("syntax error")
+    return COLOURS[word.lower()]
+
+  def _turn(self, colour: int) -> None:
+    """Lets `colour` move: a pass by the other colour if it is not its turn."""
+    if self.position.over:
+      raise ProtocolError("illegal move")
+    if self.position.color != colour:
+      if self.position.moves and self.position.moves[-1] == "pass":
+        raise ProtocolError("illegal move")  # a second pass in a row would end the game under pgx's rules
+      self.position.play("pass")
+      self.inserted.append(True)
+
+  def play(self, args) -> str:
+    if len(args) != 2:
+      raise ProtocolError("syntax error")
+    colour = self._colour(args[0])
+    if args[1].lower() == "resign":
+      return ""
+    if not re.match(r"^(pass|[a-hj-tA-HJ-T]\d{1,2})$", args[1]):
+      raise ProtocolError("syntax error")
+    before = len(self.position.moves)
+    self._turn(colour)
+    try:
+      self.position.play(args[1])
+      self.inserted.append(False)
+    except IllegalMove:
+      while len(self.position.moves) > before:  # take back an inserted pass
+        self.position.undo()
+        self.inserted.pop()
+      raise ProtocolError("illegal move") from None
+    return ""
+
+  def genmove(self, args) -> str:
+    if len(args) != 1:
+      raise ProtocolError("syntax error")
+    colour = self._colour(args[0])
+    if self.position.over:
+      return "pass"
+    self._turn(colour)
+    legal = self.position.legal_actions()
+    weights, value, _ = self.thinker.think(self.position.state, self.thinker.simulations)
+    if self.resign is not None and value < -self.resign:
+      return "resign"
+    action = int(legal[weights[legal].argmax()])
+    try:
+      self.position.push(action)
+    except IllegalMove:  # superko: the search thought it legal; pass instead
+      self.position.play("pass")
+    self.inserted.append(False)
+    return self.position.moves[-1]
+
+  def undo(self, _args) -> str:
+    if not self.inserted:
+      raise ProtocolError("cannot undo")
+    self.position.undo()
+    self.inserted.pop()
+    while self.inserted and self.inserted[-1]:
+      self.position.undo()
+      self.inserted.pop()
+    return ""
+
+  def final_score(self, _args) -> str:
+    score = self.position.area_score(self.komi)
+    return "0" if score == 0 else (f"B+{score:g}" if score > 0 else f"W+{-score:g}")
+
+  def quit(self, _args) -> str:
+    self.running = False
+    return ""
+
+
+def main(argv=None) -> None:
+  parser = argparse.ArgumentParser(description="azjax as a GTP Go engine")
+  parser.add_argument("--checkpoint", required=True, help="a run directory, its checkpoints/ or one step's folder")
+  parser.add_argument("--step", type=int, default=None)
+  parser.add_argument("--simulations", type=int, default=None)
+  parser.add_argument("--seed", type=int, default=0)
+  parser.add_argument("--resign", type=float, default=None, help="resign when the value is below -RESIGN")
+  args = parser.parse_args(argv)
+  engine = GtpEngine(Thinker(load(args, ("go9", "go")), args.simulations, args.seed), resign=args.resign)
+  engine.loop(sys.stdin)
+
+
+if __name__ == "__main__":
+  main()
