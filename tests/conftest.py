@@ -14,3 +14,27 @@ def strict_rank_promotion():
   """Our own code runs with rank promotion as an error (pgx's Go rules rely on it, so not globally)."""
   with jax.numpy_rank_promotion("raise"):
     yield
+
+
+def untrained_agent(game: str, simulations: int = 4):
+  """An agent with freshly initialised weights at the smoke preset's size (no training: engines and arenas only)."""
+  import azjax
+  from azjax.agent import Agent
+  from azjax.games import make_env
+  from azjax.network import make_network
+  config = azjax.apply_overrides(azjax.preset(game, "smoke"), [f"search.num_simulations={simulations}"])
+  env = make_env(game)
+  obs = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), 1)).observation
+  params, bn_state = make_network(config.network, env.num_actions).init(jax.random.PRNGKey(0), obs)
+  return Agent(config=config, params=params, bn_state=bn_state, step=0)
+
+
+def untrained_checkpoint(game: str, directory) -> str:
+  """A real orbax checkpoint of an untrained smoke-size agent, for engines started as processes."""
+  import azjax
+  from azjax import checkpoint as ckpt
+  config = azjax.preset(game, "smoke")
+  program = azjax.build(config)
+  state = azjax.init_state(program, azjax.make_mesh())
+  ckpt.save(ckpt.manager(os.path.join(directory, "checkpoints")), state, config)
+  return str(directory)

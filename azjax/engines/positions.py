@@ -60,7 +60,7 @@ def _normalise(env: pgx.Env):
 
   @jax.jit
   def normalise(state):
-    state = state.replace(observation=env.observe(state, state.current_player))
+    state = state.replace(observation=env.observe(state))
     return jax.tree.map(lambda r, x: jnp.asarray(x, r.dtype), reference, state)
 
   return normalise

@@ -1,0 +1,383 @@
+"""Matches of an agent against external engines: Stockfish (UCI), GNU Go (GTP), Fairy-Stockfish (USI).
+
+The referee is a `Position`: pgx's rules decide legality and the end of a game,
+and every move of the engine is checked there. Colours alternate; game pairs
+share a seeded random opening. Every finished game is appended at once to the
+records (PGN, SGF or SFEN move lists) and to results.csv, so a crash loses no
+finished game. An engine that dies or does not answer in time is reported, the
+unfinished game is written as aborted, the engine is restarted, and after two
+failures in a row the match stops cleanly with what it has.
+
+Go games end when both sides pass. Against GNU Go the result is GNU Go's own
+`final_score` (it removes dead stones); otherwise Tromp-Taylor area counting.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import datetime
+import queue
+import shutil
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+from azjax import arena
+from azjax.engines.base import Thinker
+from azjax.engines.positions import IllegalMove, Position, position_for
+
+OPPONENTS = {"chess": ("stockfish",), "go9": ("gnugo",), "go": ("gnugo",), "shogi": ("fairy-stockfish",)}
+
+
+class EngineFailure(RuntimeError):
+  """The engine died, hung, or said something that is not a legal move."""
+
+
+def find_engine(name: str, path: str | None = None) -> str:
+  found = path or shutil.which(name) or (f"/usr/games/{name}" if Path(f"/usr/games/{name}").exists() else None)
+  if not found:
+    raise SystemExit(f"error: {name} is not installed; on Debian or Ubuntu: sudo apt-get install {name}")
+  return found
+
+
+class LineClient:
+  """A subprocess spoken to in lines, every read bounded by a timeout."""
+
+  def __init__(self, command: list[str]):
+    self.command = command
+    self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 stderr=subprocess.DEVNULL, text=True, bufsize=1)
+    self.lines: queue.Queue = queue.Queue()
+    threading.Thread(target=self._read, daemon=True).start()
+
+  def _read(self):
+    for line in self.proc.stdout:
+      self.lines.put(line.rstrip("\n"))
+    self.lines.put(None)
+
+  def send(self, line: str) -> None:
+    try:
+      self.proc.stdin.write(line + "\n")
+      self.proc.stdin.flush()
+    except (BrokenPipeError, OSError):
+      raise EngineFailure(f"{self.command[0]} died (exit code {self.proc.poll()})") from None
+
+  def read_until(self, done, timeout: float) -> list[str]:
+    """Lines up to and including the first for which `done(line)` holds."""
+    deadline, got = time.monotonic() + timeout, []
+    while True:
+      try:
+        line = self.lines.get(timeout=max(deadline - time.monotonic(), 0.0))
+      except queue.Empty:
+        raise EngineFailure(f"{self.command[0]} did not answer within {timeout:.1f} s") from None
+      if line is None:
+        raise EngineFailure(f"{self.command[0]} died (exit code {self.proc.wait()})")
+      got.append(line)
+      if done(line):
+        return got
+
+  def close(self) -> None:
+    try:
+      self.send("quit")
+      self.proc.wait(timeout=2)
+    except (EngineFailure, subprocess.TimeoutExpired):
+      pass
+    if self.proc.poll() is None:
+      self.proc.kill()
+      self.proc.wait()
+
+
+class Opponent:
+  name: str
+
+  def new_game(self) -> None:
+    pass
+
+  def move(self, position: Position) -> str:
+    """The engine's move (in the position's notation) or 'resign'."""
+    raise NotImplementedError
+
+  def judge(self, position: Position) -> float | None:
+    """The engine's verdict on a finished game for colour 0 (1, 0.5, 0), or None to use pgx's."""
+    return None
+
+  def close(self) -> None:
+    pass
+
+
+class Stockfish(Opponent):
+  """Stockfish through python-chess's UCI client; `skill` (0-20) and/or `elo` (UCI_LimitStrength)."""
+
+  def __init__(self, path: str, movetime_ms: int, skill: int | None = None, elo: int | None = None,
+               timeout: float = 30.0):
+    import chess.engine  # noqa: PLC0415  (python-chess is only needed for chess matches)
+    self.limit = chess.engine.Limit(time=movetime_ms / 1000.0)
+    self.timeout = timeout
+    self.name = "stockfish" + (f" skill {skill}" if skill is not None else "") + (f" elo {elo}" if elo else "")
+    try:
+      self.engine = chess.engine.SimpleEngine.popen_uci(path, timeout=timeout)
+      options = {}
+      if skill is not None:
+        options["Skill Level"] = skill
+      if elo:
+        options.update({"UCI_LimitStrength": True, "UCI_Elo": elo})
+      self.engine.configure(options)
+    except (chess.engine.EngineError, chess.engine.EngineTerminatedError, TimeoutError) as e:
+      raise EngineFailure(f"stockfish: {e}") from None
+
+  def move(self, position: Position) -> str:
+    import chess  # noqa: PLC0415
+    import chess.engine  # noqa: PLC0415
+    board = chess_board(position)
+    try:
+      result = self.engine.play(board, self.limit, game=id(self))
+    except (chess.engine.EngineError, chess.engine.EngineTerminatedError, TimeoutError) as e:
+      raise EngineFailure(f"stockfish: {type(e).__name__}: {e}") from None
+    if result.resigned or result.move is None:
+      return "resign"
+    return result.move.uci()
+
+  def close(self) -> None:
+    try:
+      self.engine.quit()
+    except Exception:  # noqa: BLE001  (a dead engine is already closed)
+      pass
+
+
+class GnuGo(Opponent):
+  def __init__(self, path: str, level: int, size: int, komi: float, timeout: float = 60.0):
+    self.name = f"gnugo level {level}"
+    self.size, self.komi, self.timeout = size, komi, timeout
+    self.client = LineClient([path, "--mode", "gtp", "--level", str(level), "--chinese-rules"])
+    self.ask(f"boardsize {size}")
+    self.ask(f"komi {komi}")
+
+  def ask(self, command: str) -> str:
+    self.client.send(command)
+    lines = self.client.read_until(lambda line: line.startswith(("=", "?")), self.timeout)
+    answer = lines[-1]
+    while True:  # GTP answers end with an empty line
+      more = self.client.read_until(lambda line: True, self.timeout)[0]
+      if not more.strip():
+        break
+    if answer.startswith("?"):
+      raise EngineFailure(f"gnugo refused {command!r}: {answer}")
+    return answer[1:].strip()
+
+  def new_game(self) -> None:
+    self.ask("clear_board")
+    self.played = 0
+
+  def move(self, position: Position) -> str:
+    self._sync(position)
+    colour = "b" if position.color == 0 else "w"
+    answer = self.ask(f"genmove {colour}").lower()
+    self.played += 1
+    return answer
+
+  def _sync(self, position: Position) -> None:
+    for i in range(self.played, len(position.moves)):
+      self.ask(f"play {'b' if i % 2 == 0 else 'w'} {position.moves[i]}")
+    self.played = len(position.moves)
+
+  def judge(self, position: Position) -> float | None:
+    self._sync(position)
+    score = self.ask("final_score").upper()
+    if score.startswith("B+"):
+      return 1.0
+    if score.startswith("W+"):
+      return 0.0
+    return 0.5
+
+  def close(self) -> None:
+    self.client.close()
+
+
+class FairyStockfish(Opponent):
+  """Fairy-Stockfish in its USI mode (shogi)."""
+
+  def __init__(self, path: str, movetime_ms: int, skill: int | None = None, timeout: float = 30.0):
+    self.name = "fairy-stockfish" + (f" skill {skill}" if skill is not None else "")
+    self.movetime_ms, self.timeout = movetime_ms, timeout
+    self.client = LineClient([path])
+    self.client.send("usi")
+    self.client.read_until(lambda line: line == "usiok", timeout)
+    if skill is not None:
+      self.client.send(f"setoption name Skill Level value {skill}")
+    self.client.send("isready")
+    self.client.read_until(lambda line: line == "readyok", timeout)
+
+  def new_game(self) -> None:
+    self.client.send("usinewgame")
+
+  def move(self, position: Position) -> str:
+    self.client.send("position startpos" + (" moves " + " ".join(position.moves) if position.moves else ""))
+    self.client.send(f"go byoyomi {self.movetime_ms}")
+    line = self.client.read_until(lambda line: line.startswith("bestmove"), self.timeout + self.movetime_ms / 1e3)
+    words = line[-1].split()
+    return words[1] if len(words) > 1 else "resign"
+
+  def close(self) -> None:
+    self.client.close()
+
+
+def chess_board(position: Position):
+  import chess  # noqa: PLC0415
+  board = chess.Board()
+  for move in position.moves:
+    board.push_uci(move)
+  return board
+
+
+@dataclasses.dataclass
+class GameOutcome:
+  index: int
+  agent_colour: int
+  points: float | None  # the agent's: 1, 0.5, 0; None when aborted
+  reason: str
+  moves: list[str]
+  seconds: float
+
+
+def play_game(index: int, thinker: Thinker, opponent: Opponent, game: str, agent_colour: int, opening: list[int],
+              max_plies: int) -> GameOutcome:
+  """One game; raises EngineFailure if the engine fails (the caller records the game as aborted)."""
+  started = time.time()
+  position = position_for(game)
+  opponent.new_game()
+  for action in opening:
+    if not position.over:
+      position.push(action)
+  resigned = None
+  while not position.over and len(position.moves) < max_plies:
+    if position.color == agent_colour:
+      legal = position.legal_actions()
+      weights, _, _ = thinker.think(position.state, thinker.simulations)
+      position.push(int(legal[np.argmax(weights[legal])]))
+    else:
+      move = opponent.move(position)
+      if move in ("resign", "win"):  # USI's `win` declares a win (entering king); treated as a resignation of ours
+        resigned = position.color if move == "resign" else agent_colour
+        break
+      try:
+        position.play(move)
+      except IllegalMove as e:
+        raise EngineFailure(f"{opponent.name} played {move!r}, which is not legal here ({e})") from None
+  if resigned is not None:
+    points, reason = (1.0 if resigned != agent_colour else 0.0), ("resignation" if resigned != agent_colour
+                                                                  else "declared win")
+  elif position.over:
+    verdict = opponent.judge(position)
+    if verdict is None:
+      returns = position.returns()
+      verdict = 0.5 + 0.5 * float(returns[0])
+      reason = "rules (pgx)"
+    else:
+      reason = f"{opponent.name}'s count"
+    points = verdict if agent_colour == 0 else 1.0 - verdict
+  else:
+    points, reason = 0.5, f"adjudicated draw at {max_plies} plies"
+  return GameOutcome(index, agent_colour, points, reason, list(position.moves), time.time() - started)
+
+
+def random_opening(game: str, plies: int, seed: int) -> list[int]:
+  rng, position, actions = np.random.default_rng(seed), position_for(game), []
+  for _ in range(plies):
+    legal = position.legal_actions()
+    if position.over or len(legal) == 0:
+      break
+    if game in ("go9", "go"):
+      legal = legal[legal != position.num_actions - 1] if len(legal) > 1 else legal  # no opening passes
+    action = int(rng.choice(legal))
+    position.push(action)
+    actions.append(action)
+  return actions
+
+
+class Records:
+  """Game records and results.csv in `out`, appended game by game."""
+
+  def __init__(self, out: Path, game: str, agent_name: str, opponent_name: str, komi: float = 7.5):
+    self.out, self.game, self.agent, self.opponent, self.komi = out, game, agent_name, opponent_name, komi
+    out.mkdir(parents=True, exist_ok=True)
+    self.results = out / "results.csv"
+    if not self.results.exists():
+      self.results.write_text("game,agent_colour,points,reason,plies,seconds\n")
+
+  def add(self, g: GameOutcome) -> None:
+    with self.results.open("a", newline="") as f:
+      csv.writer(f).writerow([g.index, g.agent_colour, "" if g.points is None else g.points, g.reason,
+                              len(g.moves), f"{g.seconds:.1f}"])
+    names = (self.agent, self.opponent) if g.agent_colour == 0 else (self.opponent, self.agent)
+    first_points = None if g.points is None else (g.points if g.agent_colour == 0 else 1.0 - g.points)
+    result = {None: "*", 1.0: "1-0", 0.0: "0-1", 0.5: "1/2-1/2"}[first_points]
+    if self.game == "chess":
+      import chess.pgn  # noqa: PLC0415
+      record = chess.pgn.Game()
+      record.headers.update(Event="azjax match", Round=str(g.index + 1), White=names[0], Black=names[1],
+                            Result=result, Date=datetime.date.today().strftime("%Y.%m.%d"))
+      node = record
+      for move in g.moves:
+        node = node.add_variation(chess.Move.from_uci(move))
+      record.headers["Termination"] = g.reason
+      with (self.out / "games.pgn").open("a") as f:
+        f.write(str(record) + "\n\n")
+    elif self.game in ("go9", "go"):
+      size = 9 if self.game == "go9" else 19
+      re_ = {"1-0": "B+", "0-1": "W+", "1/2-1/2": "0", "*": "?"}[result]
+      nodes = "".join(f";{'BW'[i % 2]}[{_sgf_point(m, size)}]" for i, m in enumerate(g.moves))
+      with (self.out / "games.sgf").open("a") as f:
+        f.write(f"(;GM[1]FF[4]SZ[{size}]KM[{self.komi}]RU[Chinese]PB[{names[0]}]PW[{names[1]}]RE[{re_}]"
+                f"GC[{g.reason}]{nodes})\n")
+    else:
+      with (self.out / "games.usi").open("a") as f:
+        f.write(f"# game {g.index + 1}: sente {names[0]}, gote {names[1]}, result {result} ({g.reason})\n")
+        f.write("position startpos" + (" moves " + " ".join(g.moves) if g.moves else "") + "\n")
+
+
+def _sgf_point(move: str, size: int) -> str:
+  if move == "pass":
+    return ""
+  col = "ABCDEFGHJKLMNOPQRST".index(move[0].upper())
+  row = size - int(move[1:])
+  return "abcdefghijklmnopqrs"[col] + "abcdefghijklmnopqrs"[row]
+
+
+def run_match(thinker: Thinker, make_opponent, game: str, games: int, out: Path, *, opening_plies: int = 2,
+              seed: int = 0, max_plies: int = 1000, log=print) -> tuple[arena.MatchResult, list[GameOutcome]]:
+  """Plays `games` games (the agent takes the first colour in even ones); returns the result and every game."""
+  opponent = make_opponent()
+  records = Records(out, game, f"azjax {game} step {thinker.agent.step}", opponent.name)
+  outcomes, failures = [], 0
+  try:
+    for i in range(games):
+      opening = random_opening(game, opening_plies, seed * 100003 + i // 2)
+      try:
+        outcome = play_game(i, thinker, opponent, game, i % 2, opening, max_plies)
+        failures = 0
+      except EngineFailure as e:
+        failures += 1
+        log(f"game {i + 1}: aborted: {e}")
+        outcome = GameOutcome(i, i % 2, None, f"aborted: {e}", [], 0.0)
+        opponent.close()
+        if failures >= 2:
+          records.add(outcome)
+          outcomes.append(outcome)
+          log("two engine failures in a row: the match stops here")
+          break
+        opponent = make_opponent()
+      records.add(outcome)
+      outcomes.append(outcome)
+      if outcome.points is not None:
+        log(f"game {i + 1}: agent as {('first', 'second')[i % 2]} player: {outcome.points:g} ({outcome.reason}, "
+            f"{len(outcome.moves)} plies)")
+  finally:
+    opponent.close()
+  played = [o.points for o in outcomes if o.points is not None]
+  result = arena.MatchResult(wins=sum(p == 1.0 for p in played), draws=sum(p == 0.5 for p in played),
+                             losses=sum(p == 0.0 for p in played))
+  return result, outcomes

@@ -1,0 +1,93 @@
+"""Play a trained agent against a real engine.
+
+  python -m experiments.match --game chess --checkpoint runs/chess --opponent stockfish --skill 0 --games 100 --movetime 100
+  python -m experiments.match --game go9 --checkpoint runs/go9 --opponent gnugo --level 10 --games 50
+  python -m experiments.match --game shogi --checkpoint runs/shogi --opponent fairy-stockfish --games 20
+
+Engines come from Debian packages: sudo apt-get install stockfish gnugo fairy-stockfish.
+Records (games.pgn / games.sgf / games.usi), results.csv and summary.txt go to --out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import sys
+import time
+from pathlib import Path
+
+from azjax.checkpoint import CheckpointError
+from azjax.engines import match as m
+from azjax.engines.base import Thinker
+from azjax.agent import load_agent
+
+
+def parse(argv):
+  p = argparse.ArgumentParser(prog="python -m experiments.match", description=__doc__.split("\n\n")[0],
+                              formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+  p.add_argument("--game", required=True, choices=sorted(m.OPPONENTS))
+  p.add_argument("--checkpoint", required=True, help="run directory or checkpoint of an agent of --game")
+  p.add_argument("--opponent", required=True, choices=sorted({o for os_ in m.OPPONENTS.values() for o in os_}))
+  p.add_argument("--games", type=int, default=10)
+  p.add_argument("--simulations", type=int, default=None, help="the agent's simulations per move")
+  p.add_argument("--movetime", type=int, default=100, help="the engine's milliseconds per move (chess, shogi)")
+  p.add_argument("--skill", type=int, default=None, help="Stockfish / Fairy-Stockfish Skill Level")
+  p.add_argument("--elo", type=int, default=None, help="Stockfish UCI_Elo (with UCI_LimitStrength)")
+  p.add_argument("--level", type=int, default=10, help="GNU Go --level (0-10)")
+  p.add_argument("--komi", type=float, default=7.5)
+  p.add_argument("--opening-plies", type=int, default=2, help="seeded random first plies; a game pair shares one")
+  p.add_argument("--max-plies", type=int, default=1000)
+  p.add_argument("--engine-path", default=None)
+  p.add_argument("--seed", type=int, default=0)
+  p.add_argument("--out", default=None, help="output directory (default matches/<game>-<opponent>-<time>)")
+  args = p.parse_args(argv)
+  if args.opponent not in m.OPPONENTS[args.game]:
+    p.error(f"--opponent {args.opponent} does not play {args.game}; choose {', '.join(m.OPPONENTS[args.game])}")
+  for name in ("games", "simulations", "movetime"):
+    if getattr(args, name) is not None and getattr(args, name) < 1:
+      p.error(f"--{name} must be >= 1")
+  return args
+
+
+def opponent_factory(args):
+  path = m.find_engine(args.opponent, args.engine_path)
+  if args.opponent == "stockfish":
+    return functools.partial(m.Stockfish, path, args.movetime, args.skill, args.elo)
+  if args.opponent == "gnugo":
+    return functools.partial(m.GnuGo, path, args.level, 9 if args.game == "go9" else 19, args.komi)
+  return functools.partial(m.FairyStockfish, path, args.movetime, args.skill)
+
+
+def main(argv=None) -> int:
+  args = parse(argv)
+  try:
+    agent = load_agent(args.checkpoint)
+  except CheckpointError as e:
+    print(f"error: {e}", file=sys.stderr)
+    return 2
+  if agent.config.game != args.game:
+    print(f"error: {args.checkpoint} holds a {agent.config.game} agent, not {args.game}", file=sys.stderr)
+    return 2
+  out = Path(args.out or f"matches/{args.game}-{args.opponent}-{time.strftime('%Y%m%d-%H%M%S')}")
+  thinker = Thinker(agent, args.simulations, args.seed)
+  try:
+    result, outcomes = m.run_match(thinker, opponent_factory(args), args.game, args.games, out,
+                                   opening_plies=args.opening_plies, seed=args.seed, max_plies=args.max_plies)
+  except m.EngineFailure as e:
+    print(f"error: the engine could not start: {e}", file=sys.stderr)
+    return 1
+  aborted = sum(o.points is None for o in outcomes)
+  d, lo, hi = result.elo()
+  slo, shi = result.interval()
+  summary = (f"azjax {args.game} step {agent.step} ({thinker.simulations} simulations) against {args.opponent}\n"
+             f"games {result.games} (+{aborted} aborted): {result.wins} wins, {result.draws} draws, "
+             f"{result.losses} losses\n"
+             f"score {result.score:.3f} (95% CI {slo:.3f}-{shi:.3f})\n"
+             f"Elo difference {d:+.0f} (95% CI {lo:+.0f} to {hi:+.0f})\n")
+  (out / "summary.txt").write_text(summary)
+  print(summary + f"records in {out}")
+  return 0
+
+
+if __name__ == "__main__":
+  sys.exit(main())

@@ -1,0 +1,58 @@
+"""Matches in one program: colours alternate, openings pair up, baselines are what they claim."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from azjax import arena
+from azjax.games import make_env
+from conftest import untrained_agent
+
+
+def _first_legal(variables, key, state):
+  del variables, key
+  return jnp.argmax(state.legal_action_mask, axis=-1).astype(jnp.int32)
+
+
+FIRST_LEGAL = arena.Player("first-legal", _first_legal)
+
+
+def test_a_pair_shares_its_opening_with_colours_swapped():
+  # One deterministic policy on both sides: a pair plays the same opening and so the same game twice,
+  # with `first` in the other seat the second time, so its two outcomes are exact opposites.
+  env = make_env("connect_four")
+  twin = arena.Player("twin", _first_legal)
+  outcome = arena.match_outcomes(env, FIRST_LEGAL, twin, jax.random.PRNGKey(0), 32, opening_plies=4)
+  assert np.all(outcome[0::2] == -outcome[1::2]), outcome
+  assert len(set(outcome[0::2])) > 1, "different pairs should get different openings"
+  same = arena.match_outcomes(env, FIRST_LEGAL, twin, jax.random.PRNGKey(0), 8)
+  assert len(set(same[0::2])) == 1  # without an opening every pair replays one game
+
+
+def test_pure_mcts_beats_random_and_random_is_even():
+  env = make_env("tictactoe")
+  strong = arena.match(env, arena.mcts_player("tictactoe", 64), arena.random_player, jax.random.PRNGKey(1), 64)
+  assert strong.score > 0.8 and strong.losses <= 6, strong
+  even = arena.match(env, arena.random_player, arena.random_player, jax.random.PRNGKey(2), 400, opening_plies=1)
+  lo, hi = even.interval()
+  assert lo < 0.5 < hi, even
+
+
+def test_pure_mcts_takes_a_win_in_one():
+  env = make_env("tictactoe")
+  state = env.init(jax.random.PRNGKey(0))
+  for a in (0, 3, 1, 4):  # X on 0 and 1, O on 3 and 4: X wins at 2 (and must, or O wins at 5)
+    state = env.step(state, a)
+  batch = jax.tree.map(lambda x: jnp.stack([x] * 8), state)
+  actions = arena.mcts_player("tictactoe", 64).act(batch, jax.random.PRNGKey(3))
+  assert (np.asarray(actions) == 2).sum() >= 7, actions  # random rollouts are noisy, but not that noisy
+
+
+def test_agents_of_one_config_share_a_compiled_match():
+  env = make_env("tictactoe")
+  a, b = untrained_agent("tictactoe"), untrained_agent("tictactoe")
+  before = arena._program.cache_info()
+  arena.match(env, a.player("a"), arena.random_player, jax.random.PRNGKey(0), 4)
+  arena.match(env, b.player("b"), arena.random_player, jax.random.PRNGKey(1), 4)
+  after = arena._program.cache_info()
+  assert after.misses - before.misses == 1 and after.hits - before.hits == 1

@@ -1,0 +1,188 @@
+"""UCI, USI and GTP: protocol transcripts, error paths, real clients and 1,000 lines of garbage each."""
+
+import io
+import random
+import subprocess
+import sys
+import time
+
+import chess
+import chess.engine
+import pytest
+
+from azjax.engines.base import Thinker
+from azjax.engines.gtp import GtpEngine
+from azjax.engines.uci import UciEngine
+from azjax.engines.usi import UsiEngine
+from conftest import ROOT, untrained_agent, untrained_checkpoint
+
+
+class Transcript:
+  """Feeds an in-process engine lines and collects what it answers."""
+
+  def __init__(self, engine_cls, game, **kw):
+    self.out = io.StringIO()
+    self.engine = engine_cls(Thinker(untrained_agent(game), seed=0), out=self.out, **kw)
+
+  def __call__(self, *lines, wait=True):
+    start = len(self.out.getvalue())
+    for line in lines:
+      self.engine.handle(line)
+    if wait:
+      self.engine.halt() if hasattr(self.engine, "halt") else None
+    return self.out.getvalue()[start:].splitlines()
+
+
+@pytest.fixture(scope="module")
+def uci():
+  return Transcript(UciEngine, "chess")
+
+
+@pytest.fixture(scope="module")
+def usi():
+  return Transcript(UsiEngine, "shogi")
+
+
+@pytest.fixture(scope="module")
+def gtp():
+  return Transcript(GtpEngine, "go9")
+
+
+def test_uci_transcript(uci):
+  lines = uci("uci")
+  assert lines[0].startswith("id name azjax chess") and lines[-1] == "uciok"
+  assert uci("isready") == ["readyok"]
+  uci("ucinewgame", "position startpos moves e2e4 e7e5")
+  lines = uci("go nodes 4")
+  assert lines[0].startswith("info nodes 4 nps") and " score cp " in lines[0]
+  best = lines[-1].split()[1]
+  board = chess.Board()
+  board.push_uci("e2e4")
+  board.push_uci("e7e5")
+  assert chess.Move.from_uci(best) in board.legal_moves
+  # An illegal move is an error and leaves the position as it was.
+  assert uci("position startpos moves e2e4 e7e5 e1e3")[0].startswith("info string error: position not changed")
+  assert uci.engine.position.moves == ["e2e4", "e7e5"]
+  assert uci("go movetime 50")[-1].startswith("bestmove ")
+  assert uci("flurb")[0] == "info string error: unknown command: flurb"
+  assert uci("position fen 7k/8/8/8/8/8/8/K7 w - - 0")[0].startswith("info string error")  # five fields
+  uci("position fen 7k/5Q2/6K1/8/8/8/8/8 b - - 0 1")  # black is stalemated
+  assert uci("go nodes 4") == ["bestmove (none)"]
+
+
+def test_uci_infinite_waits_for_stop(uci):
+  uci("position startpos")
+  assert uci("go infinite", wait=False) == []
+  time.sleep(0.5)
+  assert not any(line.startswith("bestmove") for line in uci("isready", wait=False))
+  assert uci("stop")[-1].startswith("bestmove ")
+
+
+def test_usi_transcript(usi):
+  lines = usi("usi")
+  assert lines[-1] == "usiok"
+  assert usi("setoption name USI_Hash value 256", "isready") == ["readyok"]
+  usi("usinewgame", "position startpos moves 7g7f 3c3d")
+  best = usi("go btime 0 wtime 0 byoyomi 100")[-1].split()[1]
+  from azjax.engines.positions import ShogiPosition
+  position = ShogiPosition()
+  position.play("7g7f")
+  position.play("3c3d")
+  assert best in position.legal_moves()
+  assert usi("position startpos moves 7g7f 7g7f")[0].startswith("info string error")
+  assert usi.engine.position.moves == ["7g7f", "3c3d"]
+  assert usi("go byoyomi x")[0].startswith("info string error: go: byoyomi needs a number")
+  usi("gameover lose")
+  assert usi("position sfen lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1 moves 2g2f") == []
+
+
+def test_gtp_transcript(gtp):
+  assert gtp("1 protocol_version") == ["=1 2", ""]
+  assert gtp("boardsize 19") == ["? unacceptable size", ""]
+  assert gtp("boardsize 9", "clear_board", "komi 6.5") == ["=", "", "=", "", "=", ""]
+  assert gtp("play black E5") == ["=", ""]
+  assert gtp("play w E5") == ["? illegal move", ""]  # occupied
+  assert gtp("play b Z9") == ["? syntax error", ""]
+  assert gtp.engine.position.moves == ["E5"]
+  reply = gtp("7 genmove w")
+  assert reply[0].startswith("=7 ") and reply[1] == ""
+  assert gtp("known_command genmove", "known_command fly") == ["= true", "", "= false", ""]
+  assert gtp("undo", "undo") == ["=", "", "=", ""] and gtp.engine.position.moves == []
+  assert gtp("undo") == ["? cannot undo", ""]
+  gtp("play b E5", "play b D5")  # black twice: a white pass goes between
+  assert gtp.engine.position.moves == ["E5", "pass", "D5"]
+  assert gtp("final_score") == ["= B+74.5", ""]  # 81 points of black area minus komi 6.5
+  assert gtp("undo") == ["=", ""] and gtp.engine.position.moves == ["E5"]
+  assert "list_commands" in "\n".join(gtp("list_commands"))
+  assert gtp("bogus") == ["? unknown command", ""]
+
+
+def _garbage_lines(words, n, seed):
+  rng = random.Random(seed)
+  junk = ["", "moves", "startpos", "fen", "sfen", "e2e4", "7g7f", "D4", "b", "w", "-1", "99999999999", "nan",
+          "name", "value", "\x00", "é", "1", "x" * 300, "P*5e", "pass", "resign", "infinite", "nodes"]
+  for _ in range(n):
+    kind = rng.random()
+    if kind < 0.4:
+      yield " ".join([rng.choice(words)] + rng.choices(junk + words, k=rng.randrange(0, 6)))
+    elif kind < 0.7:
+      yield "".join(chr(rng.randrange(1, 0x250)) for _ in range(rng.randrange(0, 40)))
+    else:
+      yield " ".join(rng.choices(junk, k=rng.randrange(1, 8)))
+
+
+@pytest.mark.parametrize("engine_cls, game, prefixes", [
+    (UciEngine, "chess", ("id ", "option ", "uciok", "readyok", "info ", "bestmove ")),
+    (UsiEngine, "shogi", ("id ", "option ", "usiok", "readyok", "info ", "bestmove ")),
+])
+def test_thousand_lines_of_garbage_uci_usi(engine_cls, game, prefixes):
+  t = Transcript(engine_cls, game)
+  words = [w for w in t.engine.commands if w != "quit"]
+  for line in _garbage_lines(words, 1000, seed=len(game)):
+    for answer in t(line):
+      assert answer.startswith(prefixes), (line, answer)
+    assert t.engine.running
+  t("position startpos")
+  assert t("isready") == ["readyok"] and t("go nodes 2")[-1].startswith("bestmove ")
+
+
+def test_thousand_lines_of_garbage_gtp():
+  t = Transcript(GtpEngine, "go9")
+  words = [w for w in t.engine.commands if w != "quit"]
+  for line in _garbage_lines(words, 1000, seed=3):
+    answer = t(line)
+    if answer:  # one reply per command: a status line, maybe more lines, and the empty line that ends it
+      assert answer[0][:1] in ("=", "?") and answer[-1] == "", (line, answer)
+    assert t.engine.running
+  assert t("clear_board", "play b C3") == ["=", "", "=", ""]
+
+
+def test_engines_as_processes_with_real_clients(tmp_path):
+  """python-chess's UCI client drives the UCI engine; the GTP and USI engines answer their command orders."""
+  checkpoint = untrained_checkpoint("chess", tmp_path / "chess")
+  engine = chess.engine.SimpleEngine.popen_uci([sys.executable, "-m", "azjax.engines.uci", "--checkpoint",
+                                                checkpoint, "--simulations", "2"], cwd=ROOT, timeout=120)
+  try:
+    board = chess.Board()
+    for _ in range(4):
+      result = engine.play(board, chess.engine.Limit(time=0.2))
+      assert result.move in board.legal_moves
+      board.push(result.move)
+    info = engine.analyse(board, chess.engine.Limit(nodes=2))
+    assert info["score"] is not None and info["nodes"] == 2
+  finally:
+    engine.quit()
+
+  go9 = untrained_checkpoint("go9", tmp_path / "go9")
+  r = subprocess.run([sys.executable, "-m", "azjax.engines.gtp", "--checkpoint", go9], cwd=ROOT, text=True,
+                     input="boardsize 9\nclear_board\nkomi 7.5\nplay b D4\ngenmove w\nshowboard\nquit\n",
+                     capture_output=True, timeout=300)
+  replies = [block for block in r.stdout.split("\n\n") if block]
+  assert r.returncode == 0 and len(replies) == 7 and all(b.startswith("=") for b in replies), r.stdout
+
+  shogi = untrained_checkpoint("shogi", tmp_path / "shogi")
+  r = subprocess.run([sys.executable, "-m", "azjax.engines.usi", "--checkpoint", shogi], cwd=ROOT, text=True,
+                     input="usi\nisready\nusinewgame\nposition startpos\ngo byoyomi 1000\nquit\n",
+                     capture_output=True, timeout=300)
+  assert r.returncode == 0 and "usiok" in r.stdout and "readyok" in r.stdout, r.stderr[-2000:]
+  assert r.stdout.strip().splitlines()[-1].startswith("bestmove ")

@@ -1,0 +1,91 @@
+"""Move notation against independent referees: python-chess for chess, hand-checked cases for shogi and Go."""
+
+import random
+
+import chess
+import pytest
+
+from azjax.engines.positions import ChessPosition, GoPosition, IllegalMove, ShogiPosition
+
+
+def test_chess_legal_moves_match_python_chess_over_random_games():
+  rng = random.Random(0)
+  for _ in range(2):
+    board, position = chess.Board(), ChessPosition()
+    for _ in range(70):
+      if board.is_game_over() or position.over:
+        break
+      theirs = sorted(m.uci() for m in board.legal_moves)
+      assert sorted(position.legal_moves()) == theirs, board.fen()
+      move = rng.choice(theirs)
+      position.play(move)
+      board.push_uci(move)
+
+
+@pytest.mark.parametrize("fen, moves", [
+    ("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1", ["e1g1", "e1c1"]),  # castling both ways
+    ("4k3/8/8/3pP3/8/8/8/4K3 w - d6 0 1", ["e5d6"]),  # en passant
+    ("4k3/1P6/8/8/8/8/8/4K3 w - - 0 1", ["b7b8q", "b7b8n", "b7b8r", "b7b8b"]),  # promotions
+    ("4k3/8/8/8/8/8/1p6/4K3 b - - 0 1", ["b2b1q", "b2b1n"]),  # black promotes (mirrored squares)
+])
+def test_chess_special_moves(fen, moves):
+  board = chess.Board(fen)
+  position = ChessPosition(fen)
+  assert sorted(position.legal_moves()) == sorted(m.uci() for m in board.legal_moves)
+  for move in moves:
+    ChessPosition(fen).play(move)
+
+
+def test_chess_illegal_moves_raise_and_change_nothing():
+  position = ChessPosition()
+  for bad in ["e2e5", "e7e5", "zz", "e2e4q", "", "e1g1"]:
+    with pytest.raises(IllegalMove):
+      position.play(bad)
+  assert position.moves == [] and len(position.states) == 1
+  with pytest.raises(IllegalMove):
+    ChessPosition("not a fen")
+
+
+def test_shogi_round_trip_drops_and_promotions():
+  rng = random.Random(1)
+  position = ShogiPosition()
+  assert "7g7f" in position.legal_moves() and "2g2f" in position.legal_moves()
+  position.play("7g7f")
+  position.play("3c3d")
+  assert "8h2b+" in position.legal_moves() and "8h2b" in position.legal_moves()  # bishop takes, may promote
+  position.play("8h2b+")
+  position.play("3a2b")  # silver recaptures
+  assert any(m.startswith("B*") for m in position.legal_moves())  # sente holds the captured bishop
+  for _ in range(40):
+    moves = position.legal_moves()
+    if position.over:
+      break
+    for m in moves:
+      assert position.move_of(position.action_of(m)) == m
+    position.play(rng.choice(moves))
+
+
+def test_shogi_rejects_slides_through_pieces_and_bad_text():
+  position = ShogiPosition()
+  for bad in ["9i9a", "8h2b", "P*5e", "5e", "7g7f7", "B*5e"]:
+    with pytest.raises(IllegalMove):
+      position.play(bad)
+  assert position.moves == []
+  start = ShogiPosition("lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1")
+  assert sorted(start.legal_moves()) == sorted(ShogiPosition().legal_moves())
+
+
+def test_go_vertices_scoring_and_illegal_points():
+  position = GoPosition("go9")
+  assert position.action_of("A9") == 0 and position.action_of("J1") == 80 and position.action_of("pass") == 81
+  position.play("E5")
+  with pytest.raises(IllegalMove):
+    position.play("E5")  # occupied
+  for bad in ["I5", "Z1", "A10", "5E"]:
+    with pytest.raises(IllegalMove):
+      position.play(bad)
+  assert position.moves == ["E5"]
+  assert position.area_score(7.5) == 81 - 7.5  # one stone owns the empty board (Tromp-Taylor)
+  position.play("D5")
+  assert position.area_score(0.5) == -0.5
+  assert "X" in position.showboard() and "O" in position.showboard()
