@@ -2,7 +2,6 @@
 
 import io
 import random
-import subprocess
 import sys
 import time
 
@@ -158,7 +157,7 @@ def test_thousand_lines_of_garbage_gtp():
 
 
 def test_engines_as_processes_with_real_clients(tmp_path):
-  """python-chess's UCI client drives the UCI engine; the GTP and USI engines answer their command orders."""
+  """python-chess's UCI client drives the engine process (GTP and USI run in process above and in test_match)."""
   checkpoint = untrained_checkpoint("chess", tmp_path / "chess")
   engine = chess.engine.SimpleEngine.popen_uci([sys.executable, "-m", "azjax.engines.uci", "--checkpoint",
                                                 checkpoint, "--simulations", "2"], cwd=ROOT, timeout=120)
@@ -172,17 +171,3 @@ def test_engines_as_processes_with_real_clients(tmp_path):
     assert info["score"] is not None and info["nodes"] == 2
   finally:
     engine.quit()
-
-  go9 = untrained_checkpoint("go9", tmp_path / "go9")
-  r = subprocess.run([sys.executable, "-m", "azjax.engines.gtp", "--checkpoint", go9], cwd=ROOT, text=True,
-                     input="boardsize 9\nclear_board\nkomi 7.5\nplay b D4\ngenmove w\nshowboard\nquit\n",
-                     capture_output=True, timeout=300)
-  replies = [block for block in r.stdout.split("\n\n") if block]
-  assert r.returncode == 0 and len(replies) == 7 and all(b.startswith("=") for b in replies), r.stdout
-
-  shogi = untrained_checkpoint("shogi", tmp_path / "shogi")
-  r = subprocess.run([sys.executable, "-m", "azjax.engines.usi", "--checkpoint", shogi], cwd=ROOT, text=True,
-                     input="usi\nisready\nusinewgame\nposition startpos\ngo byoyomi 1000\nquit\n",
-                     capture_output=True, timeout=300)
-  assert r.returncode == 0 and "usiok" in r.stdout and "readyok" in r.stdout, r.stderr[-2000:]
-  assert r.stdout.strip().splitlines()[-1].startswith("bestmove ")

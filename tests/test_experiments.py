@@ -27,9 +27,17 @@ def test_smoke_run_then_resume_from_the_command_line(tmp_path):
   assert "evaluation against the uniform random player" in r.stdout
   for name in ["config.json", "metrics.csv", "evals.csv", "run.log", "tb", "checkpoints"]:
     assert (run_dir / name).exists(), name
-  r = _run("tictactoe", "--resume", str(run_dir), "--set", "train.num_steps=6", "--no-progress")
+  r = _run("tictactoe", "--resume", str(run_dir), "--set", "train.num_steps=6", "--set", "run.eval_every=2",
+           "--no-progress")
   assert r.returncode == 0, r.stderr[-2000:]
   assert "trained 6 steps" in r.stdout
+  with (run_dir / "evals.csv").open() as f:
+    evals = [(int(row["step"]), row["opponent"]) for row in csv.DictReader(f)]
+  # The first run evaluated at its end (step 4); the resumed one at 6, against the anchor and steps 2 and 4.
+  assert evals == [(4, "random"), (6, "random"), (6, "step2"), (6, "step4")]
+  with (run_dir / "elo.csv").open() as f:
+    assert [int(row["step"]) for row in csv.DictReader(f)] == [4, 6]
+  assert (run_dir / "elo.png").stat().st_size > 1000
   with (run_dir / "metrics.csv").open() as f:
     rows = list(csv.DictReader(f))
   assert [int(row["step"]) for row in rows] == [1, 2, 3, 4, 5, 6]

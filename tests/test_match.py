@@ -1,0 +1,85 @@
+"""Short real matches against engines installed from Debian packages (.ci/run installs them)."""
+
+import csv
+
+import chess.pgn
+import pytest
+
+from azjax.engines import match as m
+from azjax.engines.base import Thinker
+from conftest import untrained_agent
+
+
+def _engine(name):
+  try:
+    return m.find_engine(name)
+  except SystemExit:
+    pytest.fail(f"{name} is not installed: .ci/run installs it with apt-get (see README)")
+
+
+def _rows(out):
+  with (out / "results.csv").open() as f:
+    return list(csv.DictReader(f))
+
+
+def test_smoke_agent_against_stockfish_at_its_weakest(tmp_path):
+  thinker = Thinker(untrained_agent("chess", simulations=2))
+  make = lambda: m.Stockfish(_engine("stockfish"), movetime_ms=10, skill=0)
+  result, games = m.run_match(thinker, make, "chess", 2, tmp_path, max_plies=60, log=lambda s: None)
+  assert result.games == 2 and [g.agent_colour for g in games] == [0, 1]
+  rows = _rows(tmp_path)
+  assert [r["points"] for r in rows] == [str(g.points) for g in games]
+  with (tmp_path / "games.pgn").open() as f:
+    first, second = chess.pgn.read_game(f), chess.pgn.read_game(f)
+  assert first.headers["White"].startswith("azjax") and second.headers["Black"].startswith("azjax")
+  board = first.end().board()  # python-chess replays every move: all of them were legal
+  assert len(board.move_stack) == int(rows[0]["plies"])
+
+
+def test_smoke_agent_against_gnugo_level_1(tmp_path):
+  thinker = Thinker(untrained_agent("go9", simulations=2))
+  make = lambda: m.GnuGo(_engine("gnugo"), level=1, size=9, komi=7.5)
+  result, games = m.run_match(thinker, make, "go9", 2, tmp_path, log=lambda s: None)
+  assert result.games == 2 and all(g.points in (0.0, 0.5, 1.0) for g in games)
+  records = (tmp_path / "games.sgf").read_text().splitlines()
+  assert len(records) == 2 and all(r.startswith("(;GM[1]FF[4]SZ[9]") and "RE[" in r for r in records)
+
+
+def test_smoke_agent_against_fairy_stockfish_shogi(tmp_path):
+  thinker = Thinker(untrained_agent("shogi", simulations=2))
+  make = lambda: m.FairyStockfish(_engine("fairy-stockfish"), movetime_ms=10, skill=0)
+  result, games = m.run_match(thinker, make, "shogi", 2, tmp_path, max_plies=40, log=lambda s: None)
+  assert result.games == 2
+  lines = (tmp_path / "games.usi").read_text().splitlines()
+  assert lines[1].startswith("position startpos moves ") and len(lines) == 4
+
+
+class CrashingGnuGo(m.GnuGo):
+  """The real GNU Go, killed by us in the middle of the first game it plays."""
+  crashes = 1
+
+  def move(self, position):
+    if CrashingGnuGo.crashes and len(position.moves) >= 4:
+      CrashingGnuGo.crashes -= 1
+      self.client.proc.kill()
+    return super().move(position)
+
+
+def test_a_crashed_engine_is_reported_restarted_and_no_game_is_lost(tmp_path):
+  thinker = Thinker(untrained_agent("go9", simulations=2))
+  logged = []
+  make = lambda: CrashingGnuGo(_engine("gnugo"), level=1, size=9, komi=7.5)
+  result, games = m.run_match(thinker, make, "go9", 3, tmp_path, log=logged.append)
+  assert games[0].points is None and "died" in games[0].reason
+  assert result.games == 2 and all(g.points is not None for g in games[1:])
+  assert any("aborted" in line for line in logged)
+  rows = _rows(tmp_path)
+  assert len(rows) == 3 and rows[0]["points"] == "" and rows[0]["reason"].startswith("aborted")
+  assert "RE[?]" in (tmp_path / "games.sgf").read_text().splitlines()[0]
+
+
+def test_a_hung_engine_times_out():
+  client = m.LineClient(["sleep", "30"])
+  with pytest.raises(m.EngineFailure, match="did not answer"):
+    client.read_until(lambda line: True, timeout=0.3)
+  client.close()
