@@ -6,11 +6,15 @@ Public API:
   build, make_mesh, init_state,
   make_train_step                       -- the compiled `train_step(state) -> (state, metrics)` for custom loops
   load_agent(path) -> Agent             -- a trained agent; `Agent.act(state, key)` plays a batch of pgx states
-  match, random_player                  -- matches between players
+  Player, match, random_player,
+  mcts_player                           -- matches between players in one jitted program (`Agent.player()`)
+  elo.fit                               -- maximum-likelihood Elo of a pool of players, with error bars
+  azjax.engines                         -- UCI, GTP and USI engines and matches against real engines
 """
 
 from azjax.agent import Agent, load_agent
-from azjax.arena import MatchResult, match, random_player
+from azjax import elo
+from azjax.arena import MatchResult, Player, match, mcts_player, random_player
 from azjax.checkpoint import CheckpointError
 from azjax.cli import main as experiment_main
 from azjax.config import (GAMES, Config, ConfigError, NetworkConfig, ReplayConfig, RunConfig, SearchConfig,
@@ -20,7 +24,7 @@ from azjax.presets import PRESETS, preset
 from azjax.train_step import TrainState, build, init_state, make_mesh, make_train_step
 
 __all__ = [
-    "Agent", "load_agent", "MatchResult", "match", "random_player", "CheckpointError", "experiment_main", "GAMES",
+    "Agent", "load_agent", "MatchResult", "Player", "match", "mcts_player", "random_player", "elo", "CheckpointError", "experiment_main", "GAMES",
     "Config", "ConfigError", "NetworkConfig", "ReplayConfig", "RunConfig", "SearchConfig", "SelfPlayConfig",
     "TrainConfig", "apply_overrides", "from_dict", "validate", "RunResult", "train", "PRESETS", "preset",
     "TrainState", "build", "init_state", "make_mesh", "make_train_step",
