@@ -9,8 +9,10 @@ import chess
 import chess.engine
 import pytest
 
+from azjax.engines import match as m
 from azjax.engines.base import Thinker
 from azjax.engines.gtp import GtpEngine
+from azjax.engines.positions import GoPosition, ShogiPosition
 from azjax.engines.uci import UciEngine
 from azjax.engines.usi import UsiEngine
 from conftest import ROOT, untrained_agent, untrained_checkpoint
@@ -156,8 +158,8 @@ def test_thousand_lines_of_garbage_gtp():
   assert t("clear_board", "play b C3") == ["=", "", "=", ""]
 
 
-def test_engines_as_processes_with_real_clients(tmp_path):
-  """python-chess's UCI client drives the engine process (GTP and USI run in process above and in test_match)."""
+def test_uci_engine_process_with_python_chess(tmp_path):
+  """python-chess's UCI client drives the engine process."""
   checkpoint = untrained_checkpoint("chess", tmp_path / "chess")
   engine = chess.engine.SimpleEngine.popen_uci([sys.executable, "-m", "azjax.engines.uci", "--checkpoint",
                                                 checkpoint, "--simulations", "2"], cwd=ROOT, timeout=120)
@@ -171,3 +173,52 @@ def test_engines_as_processes_with_real_clients(tmp_path):
     assert info["score"] is not None and info["nodes"] == 2
   finally:
     engine.quit()
+
+
+def _referee(position, sides, plies):
+  """Alternates the sides' moves; pgx's rules (the Position) accept each one or raise IllegalMove."""
+  for side in sides:
+    side.new_game()
+  for _ in range(plies):
+    if position.over:
+      break
+    position.play(sides[position.color].move(position))
+
+
+def test_gtp_engine_process_plays_gnugo(tmp_path):
+  """Our GTP process and GNU Go's, spoken to alike (boardsize, komi, clear_board, play, genmove), referee pgx."""
+  checkpoint = untrained_checkpoint("go9", tmp_path / "go9")
+  ours = m.GtpOpponent([sys.executable, "-m", "azjax.engines.gtp", "--checkpoint", checkpoint, "--simulations", "2"],
+                       "azjax", size=9, komi=7.5, timeout=180)
+  gnugo = m.GnuGo(m.find_engine("gnugo"), level=1, size=9, komi=7.5)
+  try:
+    position = GoPosition("go9")
+    _referee(position, (ours, gnugo), plies=12)
+    position.play("pass")
+    for side in (ours, gnugo):
+      side.sync(position)  # both engines have heard every move: ours sees pgx's board
+    assert ours.ask("showboard").splitlines() == position.showboard().splitlines()
+    listed = ours.ask("list_commands").splitlines()  # a multi-line answer, framed as GTP says
+    assert {"genmove", "play", "undo", "final_score", "showboard", "known_command"} <= set(listed)
+    for side in (ours, gnugo):
+      side.ask("undo")
+    with pytest.raises(m.EngineFailure, match="illegal move"):
+      ours.ask(f"play b {position.moves[0]}")  # still occupied after the undo
+  finally:
+    ours.close()
+    gnugo.close()
+
+
+def test_usi_engine_process_plays_fairy_stockfish(tmp_path):
+  """Our USI process in a GUI's command order (usi, setoption, isready, usinewgame, position, go), referee pgx."""
+  checkpoint = untrained_checkpoint("shogi", tmp_path / "shogi")
+  ours = m.UsiOpponent([sys.executable, "-m", "azjax.engines.usi", "--checkpoint", checkpoint, "--simulations", "1"],
+                       "azjax", movetime_ms=500, options={"USI_Hash": 256, "USI_Ponder": "false"}, timeout=180)
+  fairy = m.FairyStockfish(m.find_engine("fairy-stockfish"), movetime_ms=10, skill=0)
+  try:
+    position = ShogiPosition()
+    _referee(position, (ours, fairy), plies=10)
+    assert len(position.moves) == 10
+  finally:
+    ours.close()
+    fairy.close()

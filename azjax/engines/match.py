@@ -148,44 +148,43 @@ class Stockfish(Opponent):
       pass
 
 
-class GnuGo(Opponent):
-  def __init__(self, path: str, level: int, size: int, komi: float, timeout: float = 60.0):
-    self.name = f"gnugo level {level}"
-    self.size, self.komi, self.timeout = size, komi, timeout
-    self.client = LineClient([path, "--mode", "gtp", "--level", str(level), "--chinese-rules"])
+class GtpOpponent(Opponent):
+  """Any GTP v2 engine process (GNU Go, or our own `azjax.engines.gtp`), kept in sync move by move."""
+
+  def __init__(self, command: list[str], name: str, size: int, komi: float, timeout: float = 60.0):
+    self.name, self.size, self.komi, self.timeout = name, size, komi, timeout
+    self.client = LineClient(command)
     self.ask(f"boardsize {size}")
     self.ask(f"komi {komi}")
 
   def ask(self, command: str) -> str:
+    """Sends one command (no id); returns its answer, every line of it, or raises EngineFailure on `?`."""
     self.client.send(command)
-    lines = self.client.read_until(lambda line: line.startswith(("=", "?")), self.timeout)
-    answer = lines[-1]
-    while True:  # GTP answers end with an empty line
-      more = self.client.read_until(lambda line: True, self.timeout)[0]
-      if not more.strip():
-        break
-    if answer.startswith("?"):
-      raise EngineFailure(f"gnugo refused {command!r}: {answer}")
-    return answer[1:].strip()
+    status = self.client.read_until(lambda line: line.startswith(("=", "?")), self.timeout)[-1]
+    rest = self.client.read_until(lambda line: not line.strip(), self.timeout)[:-1]  # an answer ends at a blank line
+    if status.startswith("?"):
+      raise EngineFailure(f"{self.name} refused {command!r}: {status}")
+    return "\n".join([status[1:].strip(), *rest]).strip("\n")
 
   def new_game(self) -> None:
     self.ask("clear_board")
     self.played = 0
 
   def move(self, position: Position) -> str:
-    self._sync(position)
+    self.sync(position)
     colour = "b" if position.color == 0 else "w"
     answer = self.ask(f"genmove {colour}").lower()
     self.played += 1
     return answer
 
-  def _sync(self, position: Position) -> None:
+  def sync(self, position: Position) -> None:
+    """Plays into the engine every move of `position` it has not heard yet."""
     for i in range(self.played, len(position.moves)):
       self.ask(f"play {'b' if i % 2 == 0 else 'w'} {position.moves[i]}")
     self.played = len(position.moves)
 
   def judge(self, position: Position) -> float | None:
-    self._sync(position)
+    self.sync(position)
     score = self.ask("final_score").upper()
     if score.startswith("B+"):
       return 1.0
@@ -197,17 +196,23 @@ class GnuGo(Opponent):
     self.client.close()
 
 
-class FairyStockfish(Opponent):
-  """Fairy-Stockfish in its USI mode (shogi)."""
+class GnuGo(GtpOpponent):
+  def __init__(self, path: str, level: int, size: int, komi: float, timeout: float = 60.0):
+    super().__init__([path, "--mode", "gtp", "--level", str(level), "--chinese-rules"], f"gnugo level {level}",
+                     size, komi, timeout)
 
-  def __init__(self, path: str, movetime_ms: int, skill: int | None = None, timeout: float = 30.0):
-    self.name = "fairy-stockfish" + (f" skill {skill}" if skill is not None else "")
-    self.movetime_ms, self.timeout = movetime_ms, timeout
-    self.client = LineClient([path])
+
+class UsiOpponent(Opponent):
+  """Any USI engine process (Fairy-Stockfish, or our own `azjax.engines.usi`), spoken to in a GUI's order."""
+
+  def __init__(self, command: list[str], name: str, movetime_ms: int, options: dict | None = None,
+               timeout: float = 30.0):
+    self.name, self.movetime_ms, self.timeout = name, movetime_ms, timeout
+    self.client = LineClient(command)
     self.client.send("usi")
     self.client.read_until(lambda line: line == "usiok", timeout)
-    if skill is not None:
-      self.client.send(f"setoption name Skill Level value {skill}")
+    for option, value in (options or {}).items():
+      self.client.send(f"setoption name {option} value {value}")
     self.client.send("isready")
     self.client.read_until(lambda line: line == "readyok", timeout)
 
@@ -216,13 +221,21 @@ class FairyStockfish(Opponent):
 
   def move(self, position: Position) -> str:
     self.client.send("position startpos" + (" moves " + " ".join(position.moves) if position.moves else ""))
-    self.client.send(f"go byoyomi {self.movetime_ms}")
+    self.client.send(f"go btime 0 wtime 0 byoyomi {self.movetime_ms}")
     line = self.client.read_until(lambda line: line.startswith("bestmove"), self.timeout + self.movetime_ms / 1e3)
     words = line[-1].split()
     return words[1] if len(words) > 1 else "resign"
 
   def close(self) -> None:
     self.client.close()
+
+
+class FairyStockfish(UsiOpponent):
+  """Fairy-Stockfish in its USI mode (shogi)."""
+
+  def __init__(self, path: str, movetime_ms: int, skill: int | None = None, timeout: float = 30.0):
+    super().__init__([path], "fairy-stockfish" + (f" skill {skill}" if skill is not None else ""), movetime_ms,
+                     {"Skill Level": skill} if skill is not None else {}, timeout)
 
 
 def chess_board(position: Position):
