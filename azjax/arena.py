@@ -60,12 +60,16 @@ class MatchResult:
     return (self.wins + 0.5 * self.draws) / max(self.games, 1)
 
   def interval(self, z: float = 1.96) -> tuple[float, float]:
-    """A 95% normal-approximation interval of the score (draws count as half points)."""
-    n = max(self.games, 1)
-    var = (self.wins * (1 - self.score) ** 2 + self.draws * (0.5 - self.score) ** 2
-           + self.losses * self.score ** 2) / n
-    half = z * math.sqrt(var / n)
-    return max(0.0, self.score - half), min(1.0, self.score + half)
+    """A 95% Wilson interval of the score, draws as half points (their smaller variance used).
+
+    Unlike the normal approximation it stays honest at a 0% or 100% score: 0 of 20 gives 0-0.161, not 0-0.
+    Without draws it is exactly Wilson's score interval."""
+    n, p = max(self.games, 1), self.score
+    var = (self.wins * (1 - p) ** 2 + self.draws * (0.5 - p) ** 2 + self.losses * p ** 2) / n
+    shrink = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / shrink
+    half = z * math.sqrt(var / n + z * z / (4 * n * n)) / shrink
+    return max(0.0, centre - half), min(1.0, centre + half)
 
   def elo(self) -> tuple[float, float, float]:
     """The Elo difference the score implies, with the ends of its 95% interval (+-inf at 0 or 1)."""

@@ -9,6 +9,11 @@ sys.path.insert(0, os.path.dirname(__file__))  # for minimax.py
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def pytest_collection_modifyitems(config, items):
+  """Slow tests first: under pytest-xdist (-n) they then run beside the many short ones instead of after them."""
+  items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @pytest.fixture
 def strict_rank_promotion():
   """Our own code runs with rank promotion as an error (pgx's Go rules rely on it, so not globally)."""

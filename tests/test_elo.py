@@ -47,3 +47,16 @@ def test_match_result_reports_the_elo_of_its_score():
   d, lo, hi = result.elo()
   assert d == pytest.approx(400 * math.log10(3)) and lo < d < hi
   assert arena.MatchResult(wins=3, draws=0, losses=0).elo()[0] == math.inf
+
+
+def test_match_interval_is_wilson_and_honest_at_the_extremes():
+  # Wilson by hand for 0 of 20: upper end z^2/n / (1 + z^2/n) = 3.8416/20 / 1.19208 = 0.16113.
+  lo, hi = arena.MatchResult(wins=0, draws=0, losses=20).interval()
+  assert lo == 0.0 and hi == pytest.approx(0.16113, abs=1e-4)
+  d, dlo, dhi = arena.MatchResult(wins=0, draws=0, losses=20).elo()
+  assert d == -math.inf and dhi == pytest.approx(-286, abs=1)  # 400 log10(0.16113 / 0.83887)
+  lo, hi = arena.MatchResult(wins=20, draws=0, losses=0).interval()
+  assert hi == 1.0 and lo == pytest.approx(1 - 0.16113, abs=1e-4)
+  # 7 of 10, no draws: Wilson's textbook interval 0.3968-0.8922.
+  lo, hi = arena.MatchResult(wins=7, draws=0, losses=3).interval()
+  assert (lo, hi) == (pytest.approx(0.3968, abs=1e-4), pytest.approx(0.8922, abs=1e-4))
