@@ -40,10 +40,12 @@ def manager(directory: str | os.PathLike, keep: int = 3, keep_period: int | None
   return ocp.CheckpointManager(Path(directory).absolute(), options=options, item_names=ITEMS)
 
 
-def save(mngr: ocp.CheckpointManager, state, config: Config) -> int:
-  """Saves `state` under its step number; returns the step."""
-  step = int(jax.device_get(state.step))
-  meta = {"format": FORMAT, "game": config.game, "step": step, "config": config.to_dict()}
+def save(mngr: ocp.CheckpointManager, state, config: Config, **extra) -> int:
+  """Saves `state` under its step number; returns the step. `extra` goes into meta (JSON).
+
+  A sweep's seed-stacked state (step [S], all equal) saves the same way."""
+  step = int(jax.device_get(state.step).max())
+  meta = {"format": FORMAT, "game": config.game, "step": step, "config": config.to_dict(), **extra}
   mngr.save(step, args=ocp.args.Composite(
       state=ocp.args.StandardSave(_leaves(state)),
       model=ocp.args.StandardSave(_leaves((state.params, state.bn_state))),

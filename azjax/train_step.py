@@ -49,10 +49,17 @@ def make_mesh(devices=None) -> Mesh:
 STATE_SPECS = TrainState(params=P(), bn_state=P(), opt_state=P(), actors=P(AXIS), replay=P(AXIS), step=P(), key=P())
 
 
-def state_shardings(state: TrainState, mesh: Mesh) -> TrainState:
+def state_specs(seeds: int = 0) -> TrainState:
+  """STATE_SPECS, behind a leading unsplit seed axis when `seeds` (a sweep's seeds in one program)."""
+  if not seeds:
+    return STATE_SPECS
+  return jax.tree.map(lambda spec: P(None, *spec), STATE_SPECS, is_leaf=lambda x: isinstance(x, P))
+
+
+def state_shardings(state: TrainState, mesh: Mesh, seeds: int = 0) -> TrainState:
   """A NamedSharding for every leaf of `state`."""
-  return jax.tree.map(lambda spec, sub: jax.tree.map(lambda _: NamedSharding(mesh, spec), sub), STATE_SPECS, state,
-                      is_leaf=lambda x: isinstance(x, P))
+  return jax.tree.map(lambda spec, sub: jax.tree.map(lambda _: NamedSharding(mesh, spec), sub), state_specs(seeds),
+                      state, is_leaf=lambda x: isinstance(x, P))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -93,16 +100,31 @@ def _init(program: Program, key) -> TrainState:
                     replay=replay, step=jnp.int32(0), key=key)
 
 
-def abstract_state(program: Program) -> TrainState:
-  """The state's shapes and dtypes, without computing it."""
-  return jax.eval_shape(functools.partial(_init, program), jax.random.PRNGKey(0))
+def _seed_keys(seeds) -> jax.Array:
+  return jnp.stack([jax.random.PRNGKey(s) for s in seeds])
 
 
-def init_state(program: Program, mesh: Mesh) -> TrainState:
-  """The initial state, created directly with its sharding."""
+def abstract_state(program: Program, seeds: int = 0) -> TrainState:
+  """The state's shapes and dtypes, without computing it (with a leading axis of `seeds` runs if nonzero)."""
+  init = functools.partial(_init, program)
+  if seeds:
+    return jax.eval_shape(jax.vmap(init), _seed_keys(range(seeds)))
+  return jax.eval_shape(init, jax.random.PRNGKey(0))
+
+
+def init_state(program: Program, mesh: Mesh, seeds=None) -> TrainState:
+  """The initial state, created directly with its sharding.
+
+  With `seeds` (a list of ints), one state per seed stacked on a leading axis: the runs of a sweep
+  that differ only in their seed, trained together by `make_train_step(..., seeds=len(seeds))`.
+  Seed s starts exactly as a single run with `config.seed = s` does."""
   validate(program.config, mesh.size)
-  shardings = state_shardings(abstract_state(program), mesh)
-  return jax.jit(_init, static_argnums=0, out_shardings=shardings)(program, jax.random.PRNGKey(program.config.seed))
+  if seeds is None:
+    shardings = state_shardings(abstract_state(program), mesh)
+    return jax.jit(_init, static_argnums=0, out_shardings=shardings)(program,
+                                                                     jax.random.PRNGKey(program.config.seed))
+  shardings = state_shardings(abstract_state(program, len(seeds)), mesh, len(seeds))
+  return jax.jit(jax.vmap(functools.partial(_init, program)), out_shardings=shardings)(_seed_keys(seeds))
 
 
 def _shard_step(program: Program, state: TrainState):
@@ -139,13 +161,18 @@ def _shard_step(program: Program, state: TrainState):
   return state, metrics
 
 
-def make_train_step(program: Program, mesh: Mesh):
-  """The compiled `train_step(state) -> (state, metrics)`; the state is donated."""
-  step = jax.shard_map(lambda s: _shard_step(program, s), mesh=mesh, in_specs=(STATE_SPECS,),
-                       out_specs=(STATE_SPECS, P()),
+def make_train_step(program: Program, mesh: Mesh, seeds: int = 0):
+  """The compiled `train_step(state) -> (state, metrics)`; the state is donated.
+
+  With `seeds`, the state carries that many runs on a leading axis (see `init_state`) and one
+  program steps them all: vmapped inside each device's shard, so games stay split over devices
+  and every metric gains a leading seed axis."""
+  body = functools.partial(_shard_step, program)
+  specs = state_specs(seeds)
+  step = jax.shard_map(jax.vmap(body) if seeds else body, mesh=mesh, in_specs=(specs,), out_specs=(specs, P()),
                        check_vma=False)  # mctx's while-loop state starts from unvarying constants
   # Explicit shardings: left to propagation, a one-device mesh may hand back
   # equivalent but differently spelled shardings, and the next call recompiles.
-  shardings = state_shardings(abstract_state(program), mesh)
+  shardings = state_shardings(abstract_state(program, seeds), mesh, seeds)
   return jax.jit(step, in_shardings=(shardings,), out_shardings=(shardings, NamedSharding(mesh, P())),
                  donate_argnums=0)

@@ -1,0 +1,284 @@
+"""Sweeps: every combination of a grid of config values, several seeds each.
+
+The seeds of one combination train in ONE XLA program: `make_train_step(...,
+seeds=S)` vmaps the step inside each device's shard, so on several devices every
+seed's games are split over them. `seeds_per_program` caps how many share a
+program when memory does not allow all. A sweep directory holds:
+
+  sweep.json                    the game, preset, fixed overrides, grid and seeds
+  <combination>/seeds-<a>-<b>/  one unit: a combination and a group of seeds
+      checkpoints/              the seed-stacked TrainState (a resumed unit continues exactly)
+      metrics.csv, results.csv  training metrics, and one row per seed and evaluation point
+      done                      written last: a resumed sweep skips the unit
+  results.csv                   tidy: one row per run (combination, seed) and evaluation point
+  summary.csv, summary.md       per combination at its last evaluation: mean and 95% t-interval over seeds
+  elo.png, score_vs_random.png  curves per combination: mean over seeds and its 95% band
+
+An evaluation point plays each seed's network (with search) against the uniform
+random player and, when `run.eval_mcts_simulations` > 0, pure MCTS; the pure
+MCTS anchor's own games against random are played once per unit, so Elo
+(random = 0) is fitted for every run and step from anchors alone.
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import json
+import math
+import re
+from pathlib import Path
+
+import jax
+import numpy as np
+from tqdm.auto import tqdm
+
+from azjax import arena, checkpoint as ckpt, elo, evaluation, train_step as train_lib
+from azjax.agent import Agent
+from azjax.config import Config, ConfigError, apply_overrides, validate
+from azjax.games import make_env
+from azjax.loop import _Csv
+
+SUMMARY_METRICS = ("elo", "score_vs_random", "loss")
+
+
+def parse_grid(items: list[str]) -> dict[str, list[str]]:
+  """['search.num_simulations=8,32', ...] -> {'search.num_simulations': ['8', '32'], ...}.
+
+  Commas inside brackets belong to one value: `train.lr_boundaries=[100,200],[300,400]`."""
+  grid = {}
+  for item in items:
+    field, sep, text = item.partition("=")
+    if not sep or not text:
+      raise ConfigError(item, item, "expected --grid section.field=value1,value2,...")
+    values = [v.strip() for v in re.split(r",(?![^\[\(]*[\]\)])", text) if v.strip()]
+    if field.strip() in grid:
+      raise ConfigError(field, text, "each field appears in one --grid only")
+    grid[field.strip()] = [v.strip("[]()") if v.startswith(("[", "(")) else v for v in values]
+  return grid
+
+
+def combinations(base: Config, grid: dict[str, list[str]]) -> list[tuple[str, dict, Config]]:
+  """(name, {field: value}, validated config) for every combination; bad values raise ConfigError."""
+  out = []
+  for values in itertools.product(*grid.values()) if grid else [()]:
+    chosen = dict(zip(grid, values))
+    config = apply_overrides(base, [f"{k}={v}" for k, v in chosen.items()])
+    name = ",".join(f"{k}={v}" for k, v in chosen.items()) or "base"
+    out.append((name.replace("/", "_"), chosen, config))
+  return out
+
+
+def seed_groups(seeds: list[int], per_program: int) -> list[list[int]]:
+  per_program = per_program or len(seeds)
+  return [seeds[i:i + per_program] for i in range(0, len(seeds), per_program)]
+
+
+def _slice(tree, i: int):
+  return jax.tree.map(lambda x: x[i], tree)
+
+
+def _anchor_games(config: Config, unit: Path) -> list[elo.Game]:
+  """Pure MCTS against random, played once per unit (cached in anchors.csv)."""
+  if not config.run.eval_mcts_simulations:
+    return []
+  path = unit / "anchors.csv"
+  if not path.exists():
+    mcts = arena.mcts_player(config.game, config.run.eval_mcts_simulations)
+    env = make_env(config.game)
+    r = arena.match(env, mcts, arena.random_player, jax.random.PRNGKey(config.seed + 7), config.run.eval_games,
+                    opening_plies=config.run.eval_opening_plies)
+    path.write_text(f"player,opponent,wins,draws,losses\n{mcts.name},random,{r.wins},{r.draws},{r.losses}\n")
+  return [elo.Game(r["player"], r["opponent"], float(r["wins"]), float(r["draws"]), float(r["losses"]))
+          for r in evaluation.read_rows(path)]
+
+
+def evaluate_seed(config: Config, agent: Agent, anchors: list[elo.Game]) -> dict:
+  """One seed's network against the anchors: scores, and its Elo fitted with the anchors' own games."""
+  opponents = [arena.random_player]
+  if config.run.eval_mcts_simulations:
+    opponents.append(arena.mcts_player(config.game, config.run.eval_mcts_simulations))
+  key = jax.random.fold_in(jax.random.PRNGKey(config.seed + 1), agent.step)
+  rows = evaluation.play_round(config, agent, opponents, key)
+  games = anchors + [elo.Game(r["player"], r["opponent"], r["wins"], r["draws"], r["losses"]) for r in rows]
+  ratings = elo.fit(games, evaluation.ANCHOR, prior_draws=evaluation.PRIOR_DRAWS)
+  me = rows[0]["player"]
+  lo, hi = ratings.interval(me)
+  out = {"elo": ratings[me], "elo_lo": lo, "elo_hi": hi}
+  for r in rows:
+    out[f"score_vs_{r['opponent']}"] = r["score"]
+  return out
+
+
+def run_unit(config: Config, seeds: list[int], unit: Path, labels: dict, progress: bool = True) -> None:
+  """Trains the runs of `config` with `seeds` in one program, evaluating and checkpointing as a run does."""
+  unit.mkdir(parents=True, exist_ok=True)
+  devices = jax.devices()
+  validate(config, len(devices))
+  n = len(seeds)
+  program, mesh = train_lib.build(config), train_lib.make_mesh(devices)
+  mngr = ckpt.manager(unit / "checkpoints", keep=2)
+  if mngr.latest_step() is not None:
+    abstract = train_lib.abstract_state(program, n)
+    state = ckpt.restore_state(mngr, abstract, train_lib.state_shardings(abstract, mesh, n))
+  else:
+    state = train_lib.init_state(program, mesh, seeds)
+  step = int(jax.device_get(state.step).max())
+  metrics_csv, results_csv = _Csv(unit / "metrics.csv", step), _Csv(unit / "results.csv", step)
+  anchors = _anchor_games(config, unit)
+  train_step = train_lib.make_train_step(program, mesh, n)
+  positions_per_step = config.selfplay.batch_size * config.selfplay.chunk_plies
+  c = config.run
+  bar = tqdm(total=config.train.num_steps, initial=step, disable=not progress, unit="step", dynamic_ncols=True,
+             desc=unit.parent.name)
+  try:
+    while step < config.train.num_steps:
+      state, metrics = train_step(state)
+      step += 1
+      bar.update(1)
+      last = step == config.train.num_steps
+      evaluating = (c.eval_every and step % c.eval_every == 0) or last
+      saving = step % c.checkpoint_every == 0 or evaluating
+      if not (step % c.log_every == 0 or evaluating or saving):
+        continue
+      metrics = jax.device_get(metrics)
+      rows = [{"step": step, "seed": s, "positions": step * positions_per_step,
+               **{k: float(v[i]) for k, v in metrics.items()}} for i, s in enumerate(seeds)]
+      for row in rows:
+        metrics_csv.append(row)
+      bar.set_postfix(loss=f"{np.mean([r['loss'] for r in rows]):.3f}")
+      if evaluating:
+        for i, (seed, row) in enumerate(zip(seeds, rows)):
+          seed_config = apply_overrides(config, [f"seed={seed}"])
+          agent = Agent(config=seed_config, params=_slice(state.params, i), bn_state=_slice(state.bn_state, i),
+                        step=step)
+          results_csv.append({**labels, "seed": seed, "step": step, "positions": row["positions"],
+                              **evaluate_seed(seed_config, agent, anchors),
+                              **{k: row[k] for k in ("loss", "value_loss", "policy_loss", "mean_game_length")}})
+      if saving:  # after the results of this step: a crash re-runs them from the previous checkpoint
+        ckpt.save(mngr, state, config, seeds=seeds)
+  finally:
+    bar.close()
+  (unit / "done").write_text(json.dumps({"steps": step, "seeds": seeds}))
+
+
+def run_sweep(out: str | Path, game: str, preset_name: str, fixed: list[str], grid_items: list[str],
+              seeds: list[int], seeds_per_program: int = 0, progress: bool = True) -> Path:
+  """Runs (or resumes) a sweep in `out`; returns the directory. Finished units are skipped."""
+  from azjax.presets import preset
+  out = Path(out)
+  spec = {"game": game, "preset": preset_name, "set": list(fixed), "grid": list(grid_items), "seeds": list(seeds)}
+  base = apply_overrides(preset(game, preset_name), fixed)
+  if base.game != game:
+    raise ConfigError("game", base.game, f"{game} (the sweep's --game)")
+  combos = combinations(base, parse_grid(grid_items))  # every config is valid before anything runs
+  out.mkdir(parents=True, exist_ok=True)
+  spec_path = out / "sweep.json"
+  if spec_path.exists() and json.loads(spec_path.read_text()) != spec:
+    raise ckpt.CheckpointError(f"{out} holds another sweep ({spec_path}); choose another --out")
+  spec_path.write_text(json.dumps(spec, indent=2))
+  for name, chosen, config in combos:
+    for group in seed_groups(list(seeds), seeds_per_program):
+      unit = out / name / f"seeds-{group[0]}-{group[-1]}"
+      if (unit / "done").exists():
+        continue
+      (out / name).mkdir(parents=True, exist_ok=True)
+      (out / name / "config.json").write_text(config.to_json())
+      run_unit(config, group, unit, {"combination": name, **chosen}, progress)
+      summarise(out)
+  summarise(out)
+  return out
+
+
+# ------------------------------------------------------------------------------------------------ results
+
+
+def read_results(out: Path) -> list[dict]:
+  rows = []
+  for path in sorted(out.glob("*/seeds-*/results.csv")):
+    rows.extend(evaluation.read_rows(path))
+  return rows
+
+
+def mean_interval(values, confidence: float = 0.95) -> tuple[float, float, float]:
+  """Mean and its two-sided t-interval (a single value has no interval: NaN ends)."""
+  from scipy import stats  # jax depends on scipy
+  x = np.asarray(values, np.float64)
+  mean = float(x.mean())
+  if len(x) < 2:
+    return mean, math.nan, math.nan
+  half = float(stats.t.ppf(0.5 + confidence / 2, len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x)))
+  return mean, mean - half, mean + half
+
+
+def summary(rows: list[dict]) -> list[dict]:
+  """Per combination, at its last evaluated step: seeds, and mean with 95% interval of each metric."""
+  out = []
+  for name in dict.fromkeys(r["combination"] for r in rows):
+    mine = [r for r in rows if r["combination"] == name]
+    last = max(int(r["step"]) for r in mine)
+    at = [r for r in mine if int(r["step"]) == last]
+    row = {"combination": name, "step": last, "seeds": len(at)}
+    for metric in SUMMARY_METRICS + tuple(k for k in at[0] if k.startswith("score_vs_") and k != "score_vs_random"):
+      if metric in at[0]:
+        m, lo, hi = mean_interval([float(r[metric]) for r in at])
+        if metric.startswith("score_vs_"):  # a score lives in [0, 1]
+          lo, hi = max(lo, 0.0), min(hi, 1.0)
+        row.update({metric: m, f"{metric}_lo": lo, f"{metric}_hi": hi})
+    out.append(row)
+  return out
+
+
+def _markdown(table: list[dict]) -> str:
+  metrics = [k for k in table[0] if k not in ("combination", "step", "seeds") and not k.endswith(("_lo", "_hi"))]
+  lines = ["| combination | step | seeds | " + " | ".join(f"{m} (95% CI)" for m in metrics) + " |",
+           "|" + "---|" * (3 + len(metrics))]
+  for r in table:
+    nan = math.nan
+    cells = [f"{r.get(m, nan):.3g} ({r.get(m + '_lo', nan):.3g} to {r.get(m + '_hi', nan):.3g})" for m in metrics]
+    lines.append(f"| {r['combination']} | {r['step']} | {r['seeds']} | " + " | ".join(cells) + " |")
+  return "\n".join(lines) + "\n"
+
+
+def plot(rows: list[dict], metric: str, path: Path, title: str) -> None:
+  """Mean over seeds per combination and evaluation step, with the 95% t-band."""
+  import matplotlib  # noqa: PLC0415
+  matplotlib.use("Agg")
+  import matplotlib.pyplot as plt  # noqa: PLC0415
+  fig, ax = plt.subplots(figsize=(7, 4.5))
+  for name in dict.fromkeys(r["combination"] for r in rows):
+    mine = [r for r in rows if r["combination"] == name and r.get(metric, "") != ""]
+    steps = sorted({int(r["step"]) for r in mine})
+    stats = [mean_interval([float(r[metric]) for r in mine if int(r["step"]) == s]) for s in steps]
+    line, = ax.plot(steps, [s[0] for s in stats], marker="o", label=name)
+    ax.fill_between(steps, [s[1] for s in stats], [s[2] for s in stats], alpha=0.2, color=line.get_color())
+  ax.set_xlabel("training step")
+  ax.set_ylabel(metric)
+  ax.set_title(title)
+  ax.legend(fontsize=7)
+  fig.tight_layout()
+  fig.savefig(path, dpi=100)
+  plt.close(fig)
+
+
+def summarise(out: Path) -> list[dict]:
+  """Writes results.csv, summary.csv, summary.md and the plots from every unit's results so far."""
+  out = Path(out)
+  rows = read_results(out)
+  if not rows:
+    return []
+  fields = list(dict.fromkeys(k for r in rows for k in r))
+  with (out / "results.csv").open("w", newline="") as f:
+    writer = csv.DictWriter(f, fieldnames=fields)
+    writer.writeheader()
+    writer.writerows(rows)
+  table = summary(rows)
+  with (out / "summary.csv").open("w", newline="") as f:
+    writer = csv.DictWriter(f, fieldnames=list(dict.fromkeys(k for r in table for k in r)))
+    writer.writeheader()
+    writer.writerows(table)
+  (out / "summary.md").write_text(_markdown(table))
+  game = json.loads((out / "sweep.json").read_text())["game"]
+  for metric in ("elo", "score_vs_random"):
+    plot(rows, metric, out / f"{metric}.png", f"{game}: {metric} (mean over seeds, 95% band)")
+  return table

@@ -1,0 +1,109 @@
+import csv
+import json
+import subprocess
+import sys
+
+import jax
+import numpy as np
+import pytest
+
+import azjax
+from azjax import checkpoint as ckpt, sweep, train_step as train_lib
+from conftest import ROOT
+
+
+def test_seeds_in_one_program_match_single_runs():
+  config = azjax.preset("tictactoe", "smoke")
+  program, mesh = train_lib.build(config), train_lib.make_mesh()
+  together = train_lib.init_state(program, mesh, seeds=[3, 5])
+  step = train_lib.make_train_step(program, mesh, seeds=2)
+  for _ in range(2):
+    together, metrics = step(together)
+  assert np.asarray(metrics["loss"]).shape == (2,)
+  single_step = train_lib.make_train_step(program, mesh)
+  for i, seed in enumerate([3, 5]):
+    alone = train_lib.init_state(train_lib.build(azjax.apply_overrides(config, [f"seed={seed}"])), mesh)
+    for _ in range(2):
+      alone, _ = single_step(alone)
+    np.testing.assert_array_equal(np.asarray(together.replay.obs[i]), np.asarray(alone.replay.obs))
+    for a, b in zip(jax.tree.leaves(together.params), jax.tree.leaves(alone.params)):
+      np.testing.assert_allclose(np.asarray(a[i]), np.asarray(b), rtol=1e-4, atol=1e-6)
+  # Different seeds are different runs.
+  assert not np.array_equal(np.asarray(together.replay.obs[0]), np.asarray(together.replay.obs[1]))
+
+
+def test_grid_parsing_and_bad_values_name_the_field():
+  assert sweep.parse_grid(["search.num_simulations=8, 32", "train.lr_boundaries=[10,20],[30,40]"]) == {
+      "search.num_simulations": ["8", "32"], "train.lr_boundaries": ["10,20", "30,40"]}
+  base = azjax.preset("tictactoe", "smoke")
+  combos = sweep.combinations(base, sweep.parse_grid(["search.num_simulations=2,4", "network.blocks=1,2"]))
+  assert [c[1] for c in combos] == [{"search.num_simulations": "2", "network.blocks": "1"},
+                                    {"search.num_simulations": "2", "network.blocks": "2"},
+                                    {"search.num_simulations": "4", "network.blocks": "1"},
+                                    {"search.num_simulations": "4", "network.blocks": "2"}]
+  assert combos[3][2].network.blocks == 2 and combos[3][2].search.num_simulations == 4
+  with pytest.raises(azjax.ConfigError, match="search.num_simulations"):
+    sweep.combinations(base, sweep.parse_grid(["search.num_simulations=4,x"]))
+  with pytest.raises(azjax.ConfigError, match="expected --grid"):
+    sweep.parse_grid(["search.num_simulations"])
+
+
+def test_cli_rejects_an_unknown_field_before_running(tmp_path):
+  r = subprocess.run([sys.executable, "-m", "experiments.sweep", "--game", "tictactoe", "--preset", "smoke",
+                      "--grid", "search.nope=1,2", "--out", str(tmp_path / "s")], cwd=ROOT, capture_output=True,
+                     text=True, timeout=300)
+  assert r.returncode == 2 and "search.nope" in r.stderr and "Traceback" not in r.stderr
+  assert not (tmp_path / "s" / "sweep.json").exists()
+
+
+def test_mean_interval_is_the_t_interval():
+  m, lo, hi = sweep.mean_interval([1.0, 2.0, 3.0, 4.0])
+  # mean 2.5, sd 1.2910, t(0.975, 3) = 3.1824: half-width 2.0543
+  assert m == 2.5 and lo == pytest.approx(2.5 - 2.0543, abs=1e-3) and hi == pytest.approx(2.5 + 2.0543, abs=1e-3)
+
+
+ARGS = dict(game="tictactoe", preset_name="smoke", grid_items=["search.num_simulations=2,4"], seeds=[0, 1],
+            fixed=["train.num_steps=4", "run.eval_every=2", "run.checkpoint_every=2", "run.log_every=1"])
+
+
+def _rows(path):
+  with open(path) as f:
+    return list(csv.DictReader(f))
+
+
+def test_sweep_writes_tidy_results_and_resumes_after_a_crash(tmp_path, monkeypatch):
+  whole = sweep.run_sweep(tmp_path / "whole", **ARGS, progress=False)
+  rows = _rows(whole / "results.csv")
+  assert [(r["combination"], r["seed"], r["step"]) for r in rows] == [
+      (c, s, st) for c in ("search.num_simulations=2", "search.num_simulations=4") for st in ("2", "4")
+      for s in ("0", "1")]
+  table = _rows(whole / "summary.csv")
+  assert [(t["combination"], t["step"], t["seeds"]) for t in table] == [
+      ("search.num_simulations=2", "4", "2"), ("search.num_simulations=4", "4", "2")]
+  for t in table:
+    assert float(t["score_vs_random_lo"]) <= float(t["score_vs_random"]) <= float(t["score_vs_random_hi"])
+  for png in ("elo.png", "score_vs_random.png"):
+    assert (whole / png).stat().st_size > 1000
+  assert "| search.num_simulations=4 | 4 | 2 |" in (whole / "summary.md").read_text()
+
+  # A crash just after the second unit's step-2 checkpoint: the rerun skips the finished unit
+  # and continues the other from step 2, ending exactly where the uninterrupted sweep did.
+  real_save, saves = ckpt.save, []
+
+  def crashing_save(mngr, state, config, **extra):
+    step = real_save(mngr, state, config, **extra)
+    saves.append((config.search.num_simulations, step))
+    if saves[-1] == (4, 2):
+      raise KeyboardInterrupt
+    return step
+
+  monkeypatch.setattr(ckpt, "save", crashing_save)
+  with pytest.raises(KeyboardInterrupt):
+    sweep.run_sweep(tmp_path / "crashed", **ARGS, progress=False)
+  saves.clear()
+  sweep.run_sweep(tmp_path / "crashed", **ARGS, progress=False)
+  assert saves == [(4, 4)]  # nothing re-ran but steps 3 and 4 of the interrupted unit
+  assert _rows(tmp_path / "crashed" / "results.csv") == rows
+  with pytest.raises(azjax.CheckpointError, match="another sweep"):
+    sweep.run_sweep(tmp_path / "crashed", **dict(ARGS, seeds=[0, 1, 2]), progress=False)
+  assert json.loads((tmp_path / "crashed" / "sweep.json").read_text())["seeds"] == [0, 1]
