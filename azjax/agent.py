@@ -10,6 +10,7 @@ from typing import Any
 import chex
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pgx
 
 from azjax import checkpoint as ckpt
@@ -58,6 +59,18 @@ class Agent:
         (self.params, self.bn_state), key, state)
     return out.weights, out.value
 
+  def analyse(self, state: pgx.State, key: chex.PRNGKey, *, num_simulations: int | None = None) -> dict:
+    """A search from each game's position, move by move, as numpy arrays.
+
+    Returns policy [B, A] (the search's move probabilities), value [B] (the root's value for the
+    player to move), visits [B, A] and q [B, A]: each move's searched value for the player to
+    move, NaN where the search did not visit the move."""
+    out = jitted(_analyser(self.config, num_simulations or self.config.search.num_simulations))(
+        (self.params, self.bn_state), key, state)
+    out = jax.device_get(out)
+    out["q"] = np.where(out["visits"] > 0, out["q"], np.nan)
+    return out
+
   def act(self, state: pgx.State, key: chex.PRNGKey, *, num_simulations: int | None = None,
           greedy: bool = True) -> chex.Array:
     if state.current_player.ndim != 1:
@@ -86,6 +99,23 @@ def _searcher_for(game: str, network_config, search_config, num_simulations: int
 
 def _searcher(config: Config, num_simulations: int):
   return _searcher_for(*_structure(config), num_simulations)
+
+
+@functools.cache
+def _analyser_for(game: str, network_config, search_config, num_simulations: int):
+  run = _searcher_for(game, network_config, search_config, num_simulations)
+
+  def analyse(variables, key, state):
+    out = run(variables, key, state)
+    summary = jax.vmap(lambda tree: tree.summary())(out.tree)  # each game's tree has a batch of one
+    return {"policy": out.weights, "value": out.value, "visits": summary.visit_counts[:, 0],
+            "q": summary.qvalues[:, 0]}
+
+  return analyse
+
+
+def _analyser(config: Config, num_simulations: int):
+  return _analyser_for(*_structure(config), num_simulations)
 
 
 @functools.cache

@@ -92,8 +92,11 @@ class _Csv:
 
 
 def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: bool = False,
-          progress: bool = True) -> RunResult:
-  """Trains `config` in `run_dir` (resuming its latest checkpoint if `resume`); returns the result."""
+          progress: bool = True, callback=None) -> RunResult:
+  """Trains `config` in `run_dir` (resuming its latest checkpoint if `resume`); returns the result.
+
+  `callback(run_dir, step)`, if given, runs whenever new rows reach metrics.csv or evals.csv (a
+  notebook redraws its plots from them)."""
   started = time.time()
   devices = jax.devices()
   validate(config, len(devices))
@@ -154,6 +157,8 @@ def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: b
     bar.set_postfix(pos_s=f"{rate:,.0f}", loss=f"{row['loss']:.3f}", v=f"{row['value_loss']:.3f}",
                     p=f"{row['policy_loss']:.3f}")
     log.info("step %d: %s", row["step"], ", ".join(f"{k}={v:.4g}" for k, v in row.items() if k != "step"))
+    if callback:
+      callback(run_dir, row["step"])
 
   abstract_model = jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype), (state.params, state.bn_state))
   ratings = None
@@ -195,6 +200,8 @@ def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: b
         ckpt.save(mngr, state, config)  # an evaluated network is always on disk: later evaluations play it
       if evaluating:
         final, now = run_eval(step)
+        if callback:
+          callback(run_dir, step)
         bar.write(f"step {step}: Elo {now['elo']:.0f} ({now['elo_lo']:.0f} to {now['elo_hi']:.0f}); "
                   f"against uniform random: {final}")
   finally:

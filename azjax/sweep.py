@@ -229,7 +229,7 @@ def summary(rows: list[dict]) -> list[dict]:
   return out
 
 
-def _markdown(table: list[dict]) -> str:
+def markdown_table(table: list[dict]) -> str:
   metrics = [k for k in table[0] if k not in ("combination", "step", "seeds") and not k.endswith(("_lo", "_hi"))]
   lines = ["| combination | step | seeds | " + " | ".join(f"{m} (95% CI)" for m in metrics) + " |",
            "|" + "---|" * (3 + len(metrics))]
@@ -277,7 +277,7 @@ def summarise(out: Path) -> list[dict]:
     writer = csv.DictWriter(f, fieldnames=list(dict.fromkeys(k for r in table for k in r)))
     writer.writeheader()
     writer.writerows(table)
-  (out / "summary.md").write_text(_markdown(table))
+  (out / "summary.md").write_text(markdown_table(table))
   game = json.loads((out / "sweep.json").read_text())["game"]
   for metric in ("elo", "score_vs_random"):
     plot(rows, metric, out / f"{metric}.png", f"{game}: {metric} (mean over seeds, 95% band)")

@@ -107,3 +107,15 @@ def test_sweep_writes_tidy_results_and_resumes_after_a_crash(tmp_path, monkeypat
   with pytest.raises(azjax.CheckpointError, match="another sweep"):
     sweep.run_sweep(tmp_path / "crashed", **dict(ARGS, seeds=[0, 1, 2]), progress=False)
   assert json.loads((tmp_path / "crashed" / "sweep.json").read_text())["seeds"] == [0, 1]
+
+
+def test_every_ablation_recipe_is_a_valid_sweep():
+  from experiments import ablations, sweep as sweep_cli
+  for name, recipe in ablations.RECIPES.items():
+    args = sweep_cli.parser().parse_args(ablations.sweep_args(name, ["--seeds", "2"]))
+    base = azjax.apply_overrides(azjax.preset(args.game, args.preset), args.overrides)
+    combos = sweep.combinations(base, sweep.parse_grid(args.grid))
+    assert len(combos) == np.prod([len(v) for v in sweep.parse_grid(recipe.grid).values()]) >= 2, name
+    assert len({c[2] for c in combos}) == len(combos), f"{name}: combinations must differ"
+    for _, _, config in combos:
+      azjax.validate(config, 1)

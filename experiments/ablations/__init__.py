@@ -1,0 +1,55 @@
+"""Ablation recipes: the questions the AlphaZero papers and their successors raise, as sweeps.
+
+  python -m experiments.ablations                    # list the recipes
+  python -m experiments.ablations simulations [--seeds 4] [--game G] [--preset P] [--set ...] [--out DIR]
+
+Each recipe is a grid for `experiments.sweep`; README.md in this folder says what each asks,
+where the paper's setting sits in it, and what a run costs. Extra --set values apply to every run
+(for instance, smaller networks for a CPU).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+
+@dataclasses.dataclass(frozen=True)
+class Recipe:
+  question: str
+  grid: tuple[str, ...]  # --grid items
+  fixed: tuple[str, ...] = ()  # --set items every run of the recipe shares
+  game: str = "connect_four"
+  preset: str = "small"
+
+
+RECIPES = {
+    "search": Recipe(
+        "PUCT (AlphaZero) or Gumbel (Danihelka et al. 2022) search, at a budget where Gumbel should help",
+        ("search.algorithm=puct,gumbel", "search.num_simulations=8,32")),
+    "simulations": Recipe(
+        "How strength grows with simulations per move (the paper: 800)",
+        ("search.num_simulations=8,32,128",)),
+    "network": Recipe(
+        "Depth and width of the residual tower (the paper: 19 or 20 blocks x 256)",
+        ("network.blocks=2,6", "network.channels=32,128")),
+    "dirichlet": Recipe(
+        "Root exploration noise: alpha and the fraction mixed into the prior (the paper: 0.25, alpha ~10/moves)",
+        ("search.dirichlet_alpha=0.1,0.5,1.0", "search.dirichlet_fraction=0,0.25,0.5")),
+    "opening_plies": Recipe(
+        "Plies whose moves are sampled by visit counts before greedy play (the paper: 30)",
+        ("selfplay.temperature_plies=0,8,30",)),
+    "replay": Recipe(
+        "Replay window and the ratio of positions trained to positions generated",
+        ("replay.window=16384,131072", "train.updates_per_step=2,8,32")),
+}
+
+
+def sweep_args(name: str, extra: list[str]) -> list[str]:
+  """The `experiments.sweep` command line of recipe `name`; `extra` arguments come last and win."""
+  recipe = RECIPES[name]
+  args = ["--game", recipe.game, "--preset", recipe.preset]
+  for item in recipe.grid:
+    args += ["--grid", item]
+  for item in recipe.fixed:
+    args += ["--set", item]
+  return args + list(extra)
