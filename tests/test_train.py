@@ -112,6 +112,16 @@ np.testing.assert_array_equal(one.replay.obs, four.replay.obs)
 np.testing.assert_array_equal(one.replay.policy > 0, four.replay.policy > 0)
 jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5), one.params, four.params)
 jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5), m1, m4)
+# A sweep's seeds in one program: the games of every seed still split over the devices.
+mesh = azjax.make_mesh()
+seeded = azjax.init_state(program, mesh, seeds=[0, 1])
+step = azjax.make_train_step(program, mesh, seeds=2)
+for _ in range(3):
+  seeded, _ = step(seeded)
+assert seeded.replay.obs.sharding.spec == P(None, "batch")
+assert seeded.replay.obs.addressable_shards[0].data.shape[:2] == (2, 2)  # 2 seeds x 2 of the 8 games
+np.testing.assert_array_equal(seeded.replay.obs[0], one.replay.obs)  # seed 0 is the config's own seed
+jax.tree.map(lambda a, b: np.testing.assert_allclose(a[0], b, rtol=1e-4, atol=1e-5), seeded.params, one.params)
 print("EQUIVALENT")
 """
 
