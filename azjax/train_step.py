@@ -127,13 +127,22 @@ def init_state(program: Program, mesh: Mesh, seeds=None) -> TrainState:
   return jax.jit(jax.vmap(functools.partial(_init, program)), out_shardings=shardings)(_seed_keys(seeds))
 
 
-def _shard_step(program: Program, state: TrainState):
-  """One train_step on this device's share of the games (inside shard_map)."""
+PHASES = ("all", "selfplay", "train")
+
+
+def _shard_step(program: Program, state: TrainState, phase: str = "all"):
+  """One train_step on this device's share of the games (inside shard_map).
+
+  `phase` "selfplay" or "train" runs only that half (benchmarks time each alone)."""
   config = program.config
   key, play_key, train_key = jax.random.split(state.key, 3)
   variables = (state.params, state.bn_state)
-  actors, replay, stats = selfplay.play_chunk(program.env, program.search, config.selfplay, variables,
-                                              state.actors, state.replay, play_key)
+  if phase == "train":
+    actors, replay = state.actors, state.replay
+    stats = selfplay.PlayStats(games=jnp.int32(0), plies=jnp.int32(0), first_player_score=jnp.float32(0))
+  else:
+    actors, replay, stats = selfplay.play_chunk(program.env, program.search, config.selfplay, variables,
+                                                state.actors, state.replay, play_key)
   update = learner.make_update(program.train_network, program.optimizer, config.train, AXIS)
   per_lane = config.train.batch_size // config.selfplay.batch_size
 
@@ -143,9 +152,10 @@ def _shard_step(program: Program, state: TrainState):
     params, bn_state, opt_state, losses = update(params, bn_state, opt_state, batch)
     return (params, bn_state, opt_state), losses
 
+  updates = 0 if phase == "selfplay" else config.train.updates_per_step
   (params, bn_state, opt_state), losses = jax.lax.scan(
-      body, (state.params, state.bn_state, state.opt_state),
-      jax.random.split(train_key, config.train.updates_per_step))
+      body, (state.params, state.bn_state, state.opt_state), jax.random.split(train_key, updates))
+  losses = jax.tree.map(lambda x: x if updates else jnp.zeros((1,), jnp.float32), losses)
   stats = jax.tree.map(lambda x: jax.lax.psum(x, AXIS), stats)
   metrics = {
       "loss": losses.total.mean(), "value_loss": losses.value.mean(), "policy_loss": losses.policy.mean(),
@@ -161,13 +171,15 @@ def _shard_step(program: Program, state: TrainState):
   return state, metrics
 
 
-def make_train_step(program: Program, mesh: Mesh, seeds: int = 0):
+def make_train_step(program: Program, mesh: Mesh, seeds: int = 0, phase: str = "all"):
   """The compiled `train_step(state) -> (state, metrics)`; the state is donated.
 
   With `seeds`, the state carries that many runs on a leading axis (see `init_state`) and one
   program steps them all: vmapped inside each device's shard, so games stay split over devices
   and every metric gains a leading seed axis."""
-  body = functools.partial(_shard_step, program)
+  if phase not in PHASES:
+    raise ValueError(f"phase={phase!r}: one of {', '.join(PHASES)}")
+  body = functools.partial(_shard_step, program, phase=phase)
   specs = state_specs(seeds)
   step = jax.shard_map(jax.vmap(body) if seeds else body, mesh=mesh, in_specs=(specs,), out_specs=(specs, P()),
                        check_vma=False)  # mctx's while-loop state starts from unvarying constants

@@ -1,0 +1,188 @@
+"""Throughput of the compiled step against its floor: the network passes alone.
+
+For one config this measures, each as the median of `repeats` timed calls after a warm-up:
+the whole train_step, its self-play half and its training half, each a program compiled on its
+own. The floor of self-play is the same number of network forward passes (plies x (simulations
++ 1) calls, each over the self-play batch: one root evaluation and one per simulation) in one
+loop with nothing else; the floor of training is the same number of forward+backward passes
+and optimiser updates over the training batch. FLOPs come from XLA's cost analysis of one
+network call, the peak from a large measured matrix multiply.
+"""
+
+from __future__ import annotations
+
+import resource
+import statistics
+import time
+
+import jax
+import jax.numpy as jnp
+
+from azjax import learner, train_step as train_lib
+from azjax.config import Config
+from azjax.replay import Batch
+
+
+def _timed(fn, arg, repeats: int) -> tuple[float, object]:
+  """Median seconds of `repeats` calls `arg = fn(arg)` (fn donates or not), after one warm-up call."""
+  arg = jax.block_until_ready(fn(arg))
+  times = []
+  for _ in range(repeats):
+    start = time.perf_counter()
+    arg = jax.block_until_ready(fn(arg))
+    times.append(time.perf_counter() - start)
+  return statistics.median(times), arg
+
+
+def _flops(compiled) -> float:
+  cost = compiled.cost_analysis()
+  cost = cost[0] if isinstance(cost, (list, tuple)) else cost
+  return float(cost.get("flops", float("nan"))) if cost else float("nan")
+
+
+def matmul_peak(repeats: int = 5) -> float:
+  """Measured FLOP/s of a large float32 matrix multiply on the default device."""
+  n = 4096 if jax.default_backend() != "cpu" else 1024
+  a = jax.random.normal(jax.random.PRNGKey(0), (n, n), jnp.float32)
+  chain = jax.jit(lambda x: jax.lax.fori_loop(0, 8, lambda _, y: (y @ a) * (1.0 / n), x))
+  seconds, _ = _timed(chain, a, repeats)
+  return 8 * 2 * n ** 3 / seconds
+
+
+def _steps_state(program, mesh, phase: str, repeats: int):
+  step = train_lib.make_train_step(program, mesh, phase=phase)
+  state = train_lib.init_state(program, mesh)
+  if phase == "train":  # train on a replay already holding finished games
+    fill = train_lib.make_train_step(program, mesh, phase="selfplay")
+    for _ in range(max(2, 64 // program.config.selfplay.chunk_plies)):
+      state, _ = fill(state)
+  seconds, _ = _timed(lambda s: step(s)[0], state, repeats)
+  return seconds
+
+
+def inference_floor(program, repeats: int) -> tuple[float, float]:
+  """(seconds, FLOPs per call): the self-play step's network forward passes alone."""
+  c = program.config
+  calls = c.selfplay.chunk_plies * (c.search.num_simulations + 1)
+  obs = jax.vmap(program.env.init)(jax.random.split(jax.random.PRNGKey(0), c.selfplay.batch_size)).observation
+  params, bn_state = program.network.init(jax.random.PRNGKey(1), obs[:1])
+
+  def one(x):
+    (logits, value), _ = program.network.apply(params, bn_state, x, False)
+    return logits, value
+
+  def loop(acc):
+    def body(_, acc):  # each call's input depends on the last output, so XLA cannot hoist or drop it
+      logits, value = one(obs.astype(jnp.float32) + 1e-30 * acc)
+      return acc + value.mean() + logits.mean()
+    return jax.lax.fori_loop(0, calls, body, acc)
+
+  flops = _flops(jax.jit(one).lower(obs.astype(jnp.float32)).compile())
+  seconds, _ = _timed(jax.jit(loop), jnp.float32(0), repeats)
+  return seconds, flops
+
+
+def training_floor(program, repeats: int) -> tuple[float, float]:
+  """(seconds, FLOPs per update): the training step's updates alone, on a fixed minibatch."""
+  c = program.config
+  obs = jax.vmap(program.env.init)(jax.random.split(jax.random.PRNGKey(0), c.train.batch_size)).observation
+  batch = Batch(obs=obs, policy=jnp.full((obs.shape[0], program.num_actions), 1.0 / program.num_actions),
+                legal=jnp.ones((obs.shape[0], program.num_actions), bool), value=jnp.zeros(obs.shape[0]),
+                weight=jnp.ones(obs.shape[0]))
+  params, bn_state = program.network.init(jax.random.PRNGKey(1), obs[:1])
+  update = learner.make_update(program.network, program.optimizer, c.train)
+
+  def loop(carry):
+    return jax.lax.fori_loop(0, c.train.updates_per_step, lambda _, s: update(*s, batch)[:3], carry)
+
+  carry = (params, bn_state, program.optimizer.init(params))
+  flops = _flops(jax.jit(lambda s: update(*s, batch)).lower(carry).compile())
+  seconds, _ = _timed(jax.jit(loop), carry, repeats)
+  return seconds, flops
+
+
+def peak_memory() -> dict:
+  """Peak device memory where the backend reports it, else the host's peak resident set."""
+  stats = jax.devices()[0].memory_stats() or {}
+  if "peak_bytes_in_use" in stats:
+    return {"peak_device_bytes": int(stats["peak_bytes_in_use"])}
+  return {"peak_host_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
+
+
+def run(config: Config, repeats: int = 5) -> dict:
+  """Every figure of the benchmark, as a flat dict."""
+  program, mesh = train_lib.build(config), train_lib.make_mesh()
+  c = config
+  started = time.perf_counter()
+  state = train_lib.init_state(program, mesh)
+  train_lib.make_train_step(program, mesh).lower(state).compile()
+  compile_s = time.perf_counter() - started
+  step_s = _steps_state(program, mesh, "all", repeats)
+  selfplay_s = _steps_state(program, mesh, "selfplay", repeats)
+  train_s = _steps_state(program, mesh, "train", repeats)
+  positions = c.selfplay.batch_size * c.selfplay.chunk_plies
+  infer_floor_s, infer_flops = inference_floor(program, repeats)
+  train_floor_s, update_flops = training_floor(program, repeats)
+  peak = matmul_peak(repeats)
+  infer_calls = c.selfplay.chunk_plies * (c.search.num_simulations + 1)
+  return {
+      "game": c.game, "devices": len(jax.devices()), "platform": jax.devices()[0].platform,
+      "device_kind": jax.devices()[0].device_kind, "network": f"{c.network.blocks}x{c.network.channels}",
+      "simulations": c.search.num_simulations, "selfplay_batch": c.selfplay.batch_size,
+      "chunk_plies": c.selfplay.chunk_plies, "train_batch": c.train.batch_size,
+      "updates_per_step": c.train.updates_per_step, "repeats": repeats,
+      "compile_s": compile_s, "step_s": step_s, "selfplay_s": selfplay_s, "train_s": train_s,
+      "selfplay_positions_per_s": positions / selfplay_s,
+      "simulations_per_s": positions * c.search.num_simulations / selfplay_s,
+      "network_evaluations_per_s": positions * (c.search.num_simulations + 1) / selfplay_s,
+      "train_steps_per_s": c.train.updates_per_step / train_s,
+      "positions_trained_per_s": c.train.updates_per_step * c.train.batch_size / train_s,
+      "step_positions_per_s": positions / step_s,
+      "selfplay_floor_s": infer_floor_s, "train_floor_s": train_floor_s,
+      "selfplay_over_floor": selfplay_s / infer_floor_s, "train_over_floor": train_s / train_floor_s,
+      "step_over_floor": step_s / (infer_floor_s + train_floor_s),
+      "inference_flops_per_call": infer_flops, "update_flops": update_flops,
+      "matmul_peak_flops_per_s": peak,
+      "selfplay_floor_flops_per_s": infer_calls * infer_flops / infer_floor_s,
+      "train_floor_flops_per_s": c.train.updates_per_step * update_flops / train_floor_s,
+      **peak_memory(),
+  }
+
+
+ROWS = [  # (label, key, format)
+    ("compile", "compile_s", "{:.1f} s"),
+    ("train_step (self-play + updates)", "step_s", "{:.4g} s"),
+    ("  self-play half", "selfplay_s", "{:.4g} s"),
+    ("  training half", "train_s", "{:.4g} s"),
+    ("self-play positions/s", "selfplay_positions_per_s", "{:,.0f}"),
+    ("search simulations/s", "simulations_per_s", "{:,.0f}"),
+    ("network evaluations/s", "network_evaluations_per_s", "{:,.0f}"),
+    ("training updates/s", "train_steps_per_s", "{:.2f}"),
+    ("positions trained/s", "positions_trained_per_s", "{:,.0f}"),
+    ("floor: self-play's forward passes alone", "selfplay_floor_s", "{:.4g} s"),
+    ("floor: training's updates alone", "train_floor_s", "{:.4g} s"),
+    ("self-play / floor", "selfplay_over_floor", "{:.2f}x"),
+    ("training / floor", "train_over_floor", "{:.2f}x"),
+    ("train_step / floor", "step_over_floor", "{:.2f}x"),
+    ("FLOPs per inference call", "inference_flops_per_call", "{:.3g}"),
+    ("FLOPs per update", "update_flops", "{:.3g}"),
+    ("matmul peak (measured)", "matmul_peak_flops_per_s", "{:.3g} FLOP/s"),
+    ("floor's inference FLOP/s", "selfplay_floor_flops_per_s", "{:.3g} FLOP/s"),
+    ("floor's training FLOP/s", "train_floor_flops_per_s", "{:.3g} FLOP/s"),
+    ("peak device memory", "peak_device_bytes", "{:,} B"),
+    ("peak host memory (RSS)", "peak_host_rss_bytes", "{:,} B"),
+]
+
+
+def table(result: dict) -> str:
+  head = (f"{result['game']}: {result['network']} network, {result['simulations']} simulations, "
+          f"{result['selfplay_batch']} games x {result['chunk_plies']} plies, {result['updates_per_step']} x "
+          f"{result['train_batch']} updates; {result['devices']} x {result['device_kind']}; "
+          f"median of {result['repeats']}")
+  lines = [head]
+  for label, key, fmt in ROWS:
+    if key in result:
+      lines.append(f"  {label:<42} {fmt.format(result[key])}")
+  return "\n".join(lines)
+
+
