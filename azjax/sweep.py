@@ -194,10 +194,23 @@ def run_sweep(out: str | Path, game: str, preset_name: str, fixed: list[str], gr
 
 
 def read_results(out: Path) -> list[dict]:
+  """Every unit's results.csv, combinations in grid order and seed groups in seed order."""
+  out = Path(out)
+  names = [None]
+  if (out / "sweep.json").exists():
+    names = [",".join(f"{k}={v}" for k, v in zip(grid, values)).replace("/", "_") or "base"
+             for grid in [parse_grid(json.loads((out / "sweep.json").read_text())["grid"])]
+             for values in itertools.product(*grid.values())]
   rows = []
-  for path in sorted(out.glob("*/seeds-*/results.csv")):
-    rows.extend(evaluation.read_rows(path))
+  for name in names:
+    units = out.glob(f"{glob_escape(name)}/seeds-*/results.csv") if name else out.glob("*/seeds-*/results.csv")
+    for path in sorted(units, key=lambda p: (p.parent.parent.name, int(p.parent.name.split("-")[1]))):
+      rows.extend(evaluation.read_rows(path))
   return rows
+
+
+def glob_escape(name: str) -> str:
+  return re.sub(r"([\[\]*?])", r"[\1]", name)
 
 
 def mean_interval(values, confidence: float = 0.95) -> tuple[float, float, float]:

@@ -62,7 +62,7 @@ def test_mean_interval_is_the_t_interval():
   assert m == 2.5 and lo == pytest.approx(2.5 - 2.0543, abs=1e-3) and hi == pytest.approx(2.5 + 2.0543, abs=1e-3)
 
 
-ARGS = dict(game="tictactoe", preset_name="smoke", grid_items=["search.num_simulations=2,4"], seeds=[0, 1],
+ARGS = dict(game="tictactoe", preset_name="smoke", grid_items=["search.num_simulations=4,2"], seeds=[0, 1],
             fixed=["train.num_steps=4", "run.eval_every=2", "run.checkpoint_every=2", "run.log_every=1"])
 
 
@@ -75,11 +75,11 @@ def test_sweep_writes_tidy_results_and_resumes_after_a_crash(tmp_path, monkeypat
   whole = sweep.run_sweep(tmp_path / "whole", **ARGS, progress=False)
   rows = _rows(whole / "results.csv")
   assert [(r["combination"], r["seed"], r["step"]) for r in rows] == [
-      (c, s, st) for c in ("search.num_simulations=2", "search.num_simulations=4") for st in ("2", "4")
+      (c, s, st) for c in ("search.num_simulations=4", "search.num_simulations=2") for st in ("2", "4")
       for s in ("0", "1")]
   table = _rows(whole / "summary.csv")
-  assert [(t["combination"], t["step"], t["seeds"]) for t in table] == [
-      ("search.num_simulations=2", "4", "2"), ("search.num_simulations=4", "4", "2")]
+  assert [(t["combination"], t["step"], t["seeds"]) for t in table] == [  # the grid's order
+      ("search.num_simulations=4", "4", "2"), ("search.num_simulations=2", "4", "2")]
   for t in table:
     assert float(t["score_vs_random_lo"]) <= float(t["score_vs_random"]) <= float(t["score_vs_random_hi"])
   for png in ("elo.png", "score_vs_random.png"):
@@ -93,7 +93,7 @@ def test_sweep_writes_tidy_results_and_resumes_after_a_crash(tmp_path, monkeypat
   def crashing_save(mngr, state, config, **extra):
     step = real_save(mngr, state, config, **extra)
     saves.append((config.search.num_simulations, step))
-    if saves[-1] == (4, 2):
+    if saves[-1] == (2, 2):
       raise KeyboardInterrupt
     return step
 
@@ -102,7 +102,7 @@ def test_sweep_writes_tidy_results_and_resumes_after_a_crash(tmp_path, monkeypat
     sweep.run_sweep(tmp_path / "crashed", **ARGS, progress=False)
   saves.clear()
   sweep.run_sweep(tmp_path / "crashed", **ARGS, progress=False)
-  assert saves == [(4, 4)]  # nothing re-ran but steps 3 and 4 of the interrupted unit
+  assert saves == [(2, 4)]  # nothing re-ran but steps 3 and 4 of the interrupted unit
   assert _rows(tmp_path / "crashed" / "results.csv") == rows
   with pytest.raises(azjax.CheckpointError, match="another sweep"):
     sweep.run_sweep(tmp_path / "crashed", **dict(ARGS, seeds=[0, 1, 2]), progress=False)
