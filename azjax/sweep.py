@@ -194,7 +194,10 @@ def run_sweep(out: str | Path, game: str, preset_name: str, fixed: list[str], gr
 
 
 def read_results(out: Path) -> list[dict]:
-  """Every unit's results.csv, combinations in grid order and seed groups in seed order."""
+  """Every unit's results.csv, combinations in grid order and seed groups in seed order.
+
+  A folder that holds only the sweep's tidy results.csv (its units removed) reads as that table.
+  """
   out = Path(out)
   names = [None]
   if (out / "sweep.json").exists():
@@ -206,6 +209,8 @@ def read_results(out: Path) -> list[dict]:
     units = out.glob(f"{glob_escape(name)}/seeds-*/results.csv") if name else out.glob("*/seeds-*/results.csv")
     for path in sorted(units, key=lambda p: (p.parent.parent.name, int(p.parent.name.split("-")[1]))):
       rows.extend(evaluation.read_rows(path))
+  if not rows:  # a sweep kept without its unit folders (as in docs/results): the tidy table it wrote
+    rows = evaluation.read_rows(out / "results.csv")
   return rows
 
 

@@ -44,6 +44,7 @@ def test_play_notebook(monkeypatch):
 def test_ablations_notebook(monkeypatch):
   outputs = _run("ablations", monkeypatch)
   text = _text(outputs)
-  assert "8 result rows" in text  # 2 combinations x 2 seeds x evaluations at steps 1 and 2
-  assert "| search.num_simulations=4 | 2 | 2 |" in text
+  # The shipped 4-seed sweep: 2 combinations x 4 seeds x evaluations at steps 15, 30, 45 and 60.
+  assert "32 result rows" in text
+  assert "| search.num_simulations=32 | 60 | 4 | 593 (505 to 680) |" in text
   assert sum("image/png" in o.get("data", {}) for o in outputs) == 3
