@@ -72,3 +72,19 @@ def test_root_noise_follows_alpha():
     out = make_search(env, net, config, "go9")(variables, jax.random.split(jax.random.PRNGKey(3), 3), state)
     spread[alpha] = float(np.mean(np.sum(np.asarray(out.weights) > 0, axis=-1)))
   assert spread[0.03] < 8 < spread[10.0]
+
+
+@pytest.mark.parametrize("game", ["tictactoe", "chess"])
+def test_lean_tree_searches_exactly_like_the_full_state(game, monkeypatch):
+  """The tree stores states without observations, and searches as it would with them."""
+  from azjax import search as search_lib
+  env, net, state, variables, config = _setup(game, num_simulations=12)
+  keys = jax.random.split(jax.random.PRNGKey(2), 3)
+  lean = jax.jit(make_search(env, net, config, game))(variables, keys, state)
+  assert lean.tree.embeddings.observation.shape == (3, 1, 13, 0)  # [B, mctx batch, nodes, nothing]
+  monkeypatch.setattr(search_lib, "lean", lambda s: s)
+  full = jax.jit(make_search(env, net, config, game))(variables, keys, state)
+  assert full.tree.embeddings.observation.shape[3:] == state.observation.shape[1:]
+  np.testing.assert_array_equal(np.asarray(lean.weights), np.asarray(full.weights))
+  np.testing.assert_array_equal(np.asarray(lean.tree.children_visits), np.asarray(full.tree.children_visits))
+  np.testing.assert_allclose(np.asarray(lean.value), np.asarray(full.value), rtol=1e-6)
