@@ -89,7 +89,8 @@ def _structure(config: Config):
 @functools.cache
 def _searcher_for(game: str, network_config, search_config, num_simulations: int):
   env = make_env(game)
-  search = make_search(env, make_network(network_config, env.num_actions), search_config, game, num_simulations)
+  network = make_network(network_config, env.num_actions, dtype=network_config.inference_dtype)
+  search = make_search(env, network, search_config, game, num_simulations)
 
   def run(variables, key, state):
     return search(variables, jax.random.split(key, state.current_player.shape[0]), state, noise=False)

@@ -101,6 +101,68 @@ def training_floor(program, repeats: int) -> tuple[float, float]:
   return seconds, flops
 
 
+def random_positions(env, count: int, plies: int, key) -> tuple[jax.Array, jax.Array]:
+  """(observations, legal masks) of `count` live positions from uniform random play, at depths 0..plies."""
+  state = jax.vmap(env.init)(jax.random.split(key, count))
+  depth = jax.random.randint(jax.random.fold_in(key, 1), (count,), 0, plies + 1)
+  step = jax.jit(jax.vmap(env.step))
+  for t in range(plies):
+    legal = state.legal_action_mask
+    action = jax.random.categorical(jax.random.fold_in(key, 2 + t), jnp.where(legal, 0.0, -jnp.inf))
+    moved = step(state, action)
+    keep = (t < depth) & ~moved.terminated  # stop at the game's depth, and before the game ends
+    state = jax.tree.map(lambda new, old: jnp.where(keep.reshape(keep.shape + (1,) * (old.ndim - 1)), new, old),
+                         moved, state)
+  return state.observation, state.legal_action_mask
+
+
+def precision(config: Config, variables=None, count: int = 1024, repeats: int = 5) -> dict:
+  """bfloat16 against float32 inference on `count` positions from random play, with `variables`
+  (a trained network's (params, bn_state); a fresh one if None): how often the best legal move is
+  the same, the value's error, and the time of one call over the self-play batch in each."""
+  from azjax.games import make_env, spec  # noqa: PLC0415
+  from azjax.network import make_network  # noqa: PLC0415
+  env = make_env(config.game)
+  obs, legal = random_positions(env, count, spec(config.game).typical_plies, jax.random.PRNGKey(0))
+  nets = {d: make_network(config.network, env.num_actions, dtype=d) for d in ("float32", "bfloat16")}
+  params, bn_state = variables or nets["float32"].init(jax.random.PRNGKey(1), obs[:1])
+  out = {d: jax.jit(lambda x, n=n: n.apply(params, bn_state, x, False)[0])(obs) for d, n in nets.items()}
+  best = {d: jnp.argmax(jnp.where(legal, o[0], -jnp.inf), -1) for d, o in out.items()}
+  error = jnp.abs(out["bfloat16"][1] - out["float32"][1])
+  batch = obs[:config.selfplay.batch_size]
+  times = {}
+  for d, n in nets.items():
+    call = jax.jit(lambda x, n=n: x + 1e-30 * n.apply(params, bn_state, x, False)[0][1].sum())
+    times[d], _ = _timed(call, batch.astype(jnp.float32), repeats)
+  return {"precision_positions": count, "bf16_policy_argmax_agreement": float(jnp.mean(best["bfloat16"] == best["float32"])),
+          "bf16_value_mean_abs_error": float(error.mean()), "bf16_value_max_abs_error": float(error.max()),
+          "inference_f32_s": times["float32"], "inference_bf16_s": times["bfloat16"],
+          "bf16_speedup": times["float32"] / times["bfloat16"]}
+
+
+def selfplay_memory(config: Config, batch_sizes=(2, 4), budget_bytes: float = 80e9) -> dict:
+  """Memory of the self-play half, from XLA's buffer assignment of the compiled program (arguments +
+  outputs - donated + temporaries) at two self-play batches, fitted as fixed + per_game x batch,
+  and the largest batch that fits `budget_bytes`. Measured with a replay of 4 positions per game,
+  whose own cost per position (`replay_bytes_per_position`) is reported apart."""
+  from azjax.config import apply_overrides  # noqa: PLC0415
+  totals = []
+  for b in batch_sizes:
+    c = apply_overrides(config, [f"selfplay.batch_size={b}", "selfplay.chunk_plies=1", f"replay.window={4 * b}",
+                                 f"train.batch_size={b}", "train.updates_per_step=1"])
+    program, mesh = train_lib.build(c), train_lib.make_mesh(jax.devices()[:1])
+    abstract = train_lib.abstract_state(program)
+    m = train_lib.make_train_step(program, mesh, phase="selfplay").lower(abstract).compile().memory_analysis()
+    totals.append(m.argument_size_in_bytes + m.output_size_in_bytes - m.alias_size_in_bytes + m.temp_size_in_bytes)
+    replay = sum(x.size * x.dtype.itemsize for x in jax.tree.leaves(abstract.replay)) / c.replay.window
+  (b1, b2), (t1, t2) = batch_sizes, totals
+  per_game = (t2 - t1) / (b2 - b1)
+  fixed = t1 - per_game * b1
+  return {"memory_batches": list(batch_sizes), "memory_bytes": totals, "selfplay_fixed_bytes": fixed,
+          "selfplay_bytes_per_game": per_game, "replay_bytes_per_position": replay,
+          "memory_budget_bytes": budget_bytes, "largest_selfplay_batch": int((budget_bytes - fixed) // per_game)}
+
+
 def peak_memory() -> dict:
   """Peak device memory where the backend reports it, else the host's peak resident set."""
   stats = jax.devices()[0].memory_stats() or {}
@@ -109,8 +171,32 @@ def peak_memory() -> dict:
   return {"peak_host_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
 
 
-def run(config: Config, repeats: int = 5) -> dict:
-  """Every figure of the benchmark, as a flat dict."""
+MEASURES = ("throughput", "memory", "precision")
+
+
+def run(config: Config, repeats: int = 5, measures=("throughput",), variables=None,
+        budget_bytes: float = 80e9) -> dict:
+  """The benchmark's figures, as a flat dict: `measures` picks throughput, memory and/or precision
+  (bfloat16 against float32, with `variables` as the network if given)."""
+  c = config
+  result = {
+      "game": c.game, "devices": len(jax.devices()), "platform": jax.devices()[0].platform,
+      "device_kind": jax.devices()[0].device_kind, "network": f"{c.network.blocks}x{c.network.channels}",
+      "inference_dtype": c.network.inference_dtype,
+      "simulations": c.search.num_simulations, "selfplay_batch": c.selfplay.batch_size,
+      "chunk_plies": c.selfplay.chunk_plies, "train_batch": c.train.batch_size,
+      "updates_per_step": c.train.updates_per_step, "repeats": repeats}
+  if "memory" in measures:
+    result.update(selfplay_memory(c, budget_bytes=budget_bytes))
+  if "precision" in measures:
+    result.update(precision(c, variables, repeats=repeats))
+  if "throughput" in measures:
+    result.update(throughput(c, repeats))
+  return result
+
+
+def throughput(config: Config, repeats: int = 5) -> dict:
+  """Compile time, the step's and each half's throughput, their floors and peak memory."""
   program, mesh = train_lib.build(config), train_lib.make_mesh()
   c = config
   started = time.perf_counter()
@@ -126,11 +212,6 @@ def run(config: Config, repeats: int = 5) -> dict:
   peak = matmul_peak(repeats)
   infer_calls = c.selfplay.chunk_plies * (c.search.num_simulations + 1)
   return {
-      "game": c.game, "devices": len(jax.devices()), "platform": jax.devices()[0].platform,
-      "device_kind": jax.devices()[0].device_kind, "network": f"{c.network.blocks}x{c.network.channels}",
-      "simulations": c.search.num_simulations, "selfplay_batch": c.selfplay.batch_size,
-      "chunk_plies": c.selfplay.chunk_plies, "train_batch": c.train.batch_size,
-      "updates_per_step": c.train.updates_per_step, "repeats": repeats,
       "compile_s": compile_s, "step_s": step_s, "selfplay_s": selfplay_s, "train_s": train_s,
       "selfplay_positions_per_s": positions / selfplay_s,
       "simulations_per_s": positions * c.search.num_simulations / selfplay_s,
@@ -169,13 +250,24 @@ ROWS = [  # (label, key, format)
     ("matmul peak (measured)", "matmul_peak_flops_per_s", "{:.3g} FLOP/s"),
     ("floor's inference FLOP/s", "selfplay_floor_flops_per_s", "{:.3g} FLOP/s"),
     ("floor's training FLOP/s", "train_floor_flops_per_s", "{:.3g} FLOP/s"),
+    ("self-play memory: fixed", "selfplay_fixed_bytes", "{:,.0f} B"),
+    ("self-play memory: per game", "selfplay_bytes_per_game", "{:,.0f} B"),
+    ("replay memory per position", "replay_bytes_per_position", "{:,.0f} B"),
+    ("largest self-play batch in the budget", "largest_selfplay_batch", "{:,}"),
+    ("bf16 vs fp32: best-move agreement", "bf16_policy_argmax_agreement", "{:.4f}"),
+    ("bf16 vs fp32: value error (mean)", "bf16_value_mean_abs_error", "{:.2e}"),
+    ("bf16 vs fp32: value error (max)", "bf16_value_max_abs_error", "{:.2e}"),
+    ("one inference call, fp32", "inference_f32_s", "{:.4g} s"),
+    ("one inference call, bf16", "inference_bf16_s", "{:.4g} s"),
+    ("bf16 speed-up of one call", "bf16_speedup", "{:.2f}x"),
     ("peak device memory", "peak_device_bytes", "{:,} B"),
     ("peak host memory (RSS)", "peak_host_rss_bytes", "{:,} B"),
 ]
 
 
 def table(result: dict) -> str:
-  head = (f"{result['game']}: {result['network']} network, {result['simulations']} simulations, "
+  head = (f"{result['game']}: {result['network']} network ({result['inference_dtype']} in search), "
+          f"{result['simulations']} simulations, "
           f"{result['selfplay_batch']} games x {result['chunk_plies']} plies, {result['updates_per_step']} x "
           f"{result['train_batch']} updates; {result['devices']} x {result['device_kind']}; "
           f"median of {result['repeats']}")

@@ -16,6 +16,7 @@ from typing import Any, Sequence
 GAMES = ("tictactoe", "connect_four", "othello", "go9", "go", "chess", "shogi")
 SEARCH_ALGORITHMS = ("puct", "gumbel")
 OPTIMIZERS = ("sgd", "adam")
+INFERENCE_DTYPES = ("float32", "bfloat16")
 
 
 class ConfigError(ValueError):
@@ -36,6 +37,9 @@ class NetworkConfig:
   channels: int = 32  # filters per convolution
   value_hidden: int = 64  # width of the value head's hidden layer
   policy_channels: int = 2  # 1x1 filters of the policy head (AlphaGo Zero: 2)
+  # Precision of the network in search (self-play, arena, engines): float32 (the paper) | bfloat16.
+  # Training is always float32.
+  inference_dtype: str = "float32"
 
 
 @_section
@@ -62,6 +66,9 @@ class SelfPlayConfig:
 @_section
 class ReplayConfig:
   window: int = 16384  # positions kept (most recent first), split evenly over game slots
+  # Store positions compactly and exactly (replay.Codec): bits for 0/1 planes and legal moves, the
+  # policy's nonzero entries only. False stores them as they come, in the game's dtypes.
+  compact: bool = True
 
 
 @_section
@@ -233,6 +240,8 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
   _check(c.search.algorithm in SEARCH_ALGORITHMS, "search.algorithm", c.search.algorithm,
          f"one of {', '.join(SEARCH_ALGORITHMS)}")
   _check(c.train.optimizer in OPTIMIZERS, "train.optimizer", c.train.optimizer, f"one of {', '.join(OPTIMIZERS)}")
+  _check(c.network.inference_dtype in INFERENCE_DTYPES, "network.inference_dtype", c.network.inference_dtype,
+         f"one of {', '.join(INFERENCE_DTYPES)}")
   for name in ("network.blocks", "network.channels", "network.value_hidden", "network.policy_channels",
                "search.num_simulations", "selfplay.batch_size", "selfplay.chunk_plies", "replay.window",
                "train.batch_size", "train.num_steps", "run.log_every", "run.checkpoint_every",

@@ -19,6 +19,14 @@ class GameSpec:
   dirichlet_alpha: float
   typical_moves: int
   typical_plies: int  # a typical self-play game's length, used to size replay windows
+  # The most legal moves any position has, where that is below the action count: 218 in chess and
+  # 593 in shogi (both proven maxima, from constructed positions). A policy target has no more
+  # entries with mass, so compact replay keeps that many (replay.Codec).
+  max_legal_moves: int = 0
+  # Observation channels that hold one number over the whole board rather than 0/1. pgx chess:
+  # channel 113 is the move count / 512, channel 118 the no-progress count / 100 (found by
+  # playouts; tests/test_replay.py checks every game's codec is exact on random games).
+  scalar_planes: tuple[int, ...] = ()
 
 
 SPECS = {
@@ -29,8 +37,8 @@ SPECS = {
         GameSpec("othello", "othello", 10 / 10, 10, 60),
         GameSpec("go9", "go_9x9", 10 / 50, 50, 120),
         GameSpec("go", "go_19x19", 0.03, 250, 400),
-        GameSpec("chess", "chess", 0.3, 35, 160),
-        GameSpec("shogi", "shogi", 0.15, 80, 230),
+        GameSpec("chess", "chess", 0.3, 35, 160, max_legal_moves=218, scalar_planes=(113, 118)),
+        GameSpec("shogi", "shogi", 0.15, 80, 230, max_legal_moves=593),
     )
 }
 

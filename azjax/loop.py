@@ -26,7 +26,7 @@ from azjax.agent import Agent
 from azjax.config import Config, validate
 
 # Fields that fix the shapes of the saved state: a resumed run must keep them.
-STRUCTURAL_FIELDS = ("game", "network", "selfplay.batch_size", "replay.window", "train.optimizer")
+STRUCTURAL_FIELDS = ("game", "network", "selfplay.batch_size", "replay.window", "replay.compact", "train.optimizer")
 
 
 @dataclasses.dataclass

@@ -7,6 +7,7 @@ with `v` the expected outcome for the player to move.
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import haiku as hk
@@ -36,11 +37,16 @@ def _conv(channels, kernel):
   return hk.Conv2D(channels, kernel, with_bias=False)
 
 
-def make_network(config: NetworkConfig, num_actions: int, axis_name: str | None = None) -> Network:
-  """Builds the network; `axis_name` names the device axis for batch-norm statistics."""
+def make_network(config: NetworkConfig, num_actions: int, axis_name: str | None = None,
+                 dtype: str = "float32") -> Network:
+  """Builds the network; `axis_name` names the device axis for batch-norm statistics.
+
+  `dtype` "bfloat16" computes `apply` in bfloat16 (parameters, statistics and activations; the
+  outputs come back as float32): for inference in self-play (`network.inference_dtype`).
+  Parameters are always created and kept in float32."""
 
   def forward(obs, is_training):
-    x = obs.astype(jnp.float32)
+    x = obs if jnp.issubdtype(obs.dtype, jnp.floating) else obs.astype(jnp.float32)
     x = jax.nn.relu(_batch_norm(axis_name)(_conv(config.channels, 3)(x), is_training))
     for _ in range(config.blocks):
       y = jax.nn.relu(_batch_norm(axis_name)(_conv(config.channels, 3)(x), is_training))
@@ -66,6 +72,10 @@ def make_network(config: NetworkConfig, num_actions: int, axis_name: str | None 
     return params, bn_state
 
   def apply(params, bn_state, obs, is_training):
-    return transformed.apply(params, bn_state, obs, is_training)
+    if dtype == "float32":
+      return transformed.apply(params, bn_state, obs.astype(jnp.float32), is_training)
+    low = functools.partial(jax.tree.map, lambda x: x.astype(dtype))
+    (logits, value), _ = transformed.apply(low(params), low(bn_state), obs.astype(dtype), is_training)
+    return (logits.astype(jnp.float32), value.astype(jnp.float32)), bn_state
 
   return Network(init, apply)

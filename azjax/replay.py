@@ -17,16 +17,83 @@ sampling; lanes fill at the same rate). All functions here are _unbatched_
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+
 import chex
 import jax
 import jax.numpy as jnp
+import numpy as np
+
+
+@dataclasses.dataclass(frozen=True)
+class Codec:
+  """How a position is stored, exactly. Unbatched: one position.
+
+  Dense (the default) stores it as it comes. Compact stores 0/1 observation planes as bits,
+  planes that hold one number over the whole board (chess's move and no-progress counters) as
+  that float32, the legal mask as bits, and the policy as its `policy_entries` largest entries
+  (probability, index). That is exact: only legal moves carry mass, and `policy_entries` is at
+  least the game's maximum number of legal moves. A chess position shrinks from 53.8 KB to
+  2.8 KB. Only compact codecs need the shapes (`obs`, `num_actions`).
+  """
+  compact: bool = False
+  obs: jax.ShapeDtypeStruct | None = None  # one observation [H, W, C]
+  num_actions: int = 0
+  scalar_planes: tuple[int, ...] = ()  # channels constant over the board, stored as one float32
+  policy_entries: int = 0  # the policy's largest entries kept; 0 keeps all
+
+  @property
+  def _binary(self) -> np.ndarray:
+    return np.array([c for c in range(self.obs.shape[-1]) if c not in self.scalar_planes], int)
+
+  def encode(self, obs, policy, legal):
+    """-> (obs, policy values, policy indices, legal) as stored."""
+    if not self.compact:
+      return obs, policy, None, legal
+    bits = jnp.packbits(obs[..., self._binary].astype(bool).reshape(-1))
+    scalars = obs[0, 0, list(self.scalar_planes)].astype(jnp.float32)
+    obs = jnp.concatenate([bits, jax.lax.bitcast_convert_type(scalars, jnp.uint8).reshape(-1)])
+    index = None
+    if self.policy_entries:
+      policy, index = jax.lax.top_k(policy, self.policy_entries)
+      index = index.astype(jnp.int16)
+    return obs, policy, index, jnp.packbits(legal)
+
+  def decode(self, obs, policy, index, legal):
+    """-> (obs, policy [A], legal [A]) as they came."""
+    if not self.compact:
+      return obs, policy, legal
+    h, w, c = self.obs.shape
+    binary, k = self._binary, len(self.scalar_planes)
+    nbits = h * w * len(binary)
+    planes = jnp.unpackbits(obs[:obs.shape[0] - 4 * k], count=nbits).reshape(h, w, len(binary))
+    scalars = jax.lax.bitcast_convert_type(obs[obs.shape[0] - 4 * k:].reshape(k, 4), jnp.float32)
+    stacked = jnp.concatenate([planes.astype(self.obs.dtype),
+                               jnp.broadcast_to(scalars.astype(self.obs.dtype), (h, w, k))], axis=-1)
+    obs = stacked[..., np.argsort(np.concatenate([binary, np.array(self.scalar_planes, int)]))]
+    if self.policy_entries:
+      policy = jnp.zeros((self.num_actions,), policy.dtype).at[index.astype(jnp.int32)].set(policy)
+    legal = jnp.unpackbits(legal, count=self.num_actions).astype(bool)
+    return obs, policy, legal
+
+
+def make_codec(compact: bool, obs: jax.ShapeDtypeStruct, num_actions: int, scalar_planes=(),
+               max_legal_moves: int = 0) -> Codec:
+  """The codec of a game: compact keeps the policy's top `max_legal_moves` only when that is smaller."""
+  if not compact:
+    return Codec()
+  entries = max_legal_moves if 0 < max_legal_moves and 6 * max_legal_moves < 4 * num_actions else 0
+  assert num_actions < 2 ** 15, "policy indices are stored as int16"
+  return Codec(True, jax.ShapeDtypeStruct(tuple(obs.shape), obs.dtype), num_actions, tuple(scalar_planes), entries)
 
 
 @chex.dataclass(frozen=True)
 class Replay:
-  obs: chex.Array  # [lanes, L, *obs_shape] observation dtype of the game
-  policy: chex.Array  # [lanes, L, A] float32 search policy (the target pi)
-  legal: chex.Array  # [lanes, L, A] bool legal moves (the policy is masked to them)
+  obs: chex.Array  # [lanes, L, ...] the observation, as the codec stores it
+  policy: chex.Array  # [lanes, L, A or K] float32 search policy (the target pi), or its K largest entries
+  policy_index: chex.Array | None  # [lanes, L, K] int16 the actions of those entries; None when the policy is whole
+  legal: chex.Array  # [lanes, L, A] bool legal moves (the policy is masked to them), or as bits (uint8)
   mover: chex.Array  # [lanes, L] int32 player to move
   value: chex.Array  # [lanes, L] float32 outcome z for the mover (valid once labelled)
   written: chex.Array  # [lanes] int32 positions ever written to the lane
@@ -42,11 +109,12 @@ class Batch:
   weight: chex.Array  # [N] 1.0, or 0.0 where the lane had nothing labelled yet
 
 
-def init(lanes: int, lane_size: int, obs: jax.ShapeDtypeStruct, num_actions: int) -> Replay:
+def init(lanes: int, lane_size: int, obs: jax.ShapeDtypeStruct, num_actions: int, codec: Codec = Codec()) -> Replay:
+  stored = jax.eval_shape(codec.encode, obs, jax.ShapeDtypeStruct((num_actions,), jnp.float32),
+                          jax.ShapeDtypeStruct((num_actions,), bool))
+  obs, policy, index, legal = (None if x is None else jnp.zeros((lanes, lane_size, *x.shape), x.dtype) for x in stored)
   return Replay(
-      obs=jnp.zeros((lanes, lane_size, *obs.shape), obs.dtype),
-      policy=jnp.zeros((lanes, lane_size, num_actions), jnp.float32),
-      legal=jnp.zeros((lanes, lane_size, num_actions), bool),
+      obs=obs, policy=policy, policy_index=index, legal=legal,
       mover=jnp.zeros((lanes, lane_size), jnp.int32),
       value=jnp.zeros((lanes, lane_size), jnp.float32),
       written=jnp.zeros((lanes,), jnp.int32),
@@ -54,10 +122,12 @@ def init(lanes: int, lane_size: int, obs: jax.ShapeDtypeStruct, num_actions: int
   )
 
 
-def _add(lane: Replay, obs, policy, legal, mover) -> Replay:
+def _add(lane: Replay, obs, policy, legal, mover, codec: Codec) -> Replay:
   i = lane.written % lane.mover.shape[0]
+  obs, policy, index, legal = codec.encode(obs, policy, legal)
   return lane.replace(
-      obs=lane.obs.at[i].set(obs), policy=lane.policy.at[i].set(policy), legal=lane.legal.at[i].set(legal),
+      obs=lane.obs.at[i].set(obs), policy=lane.policy.at[i].set(policy),
+      policy_index=None if index is None else lane.policy_index.at[i].set(index), legal=lane.legal.at[i].set(legal),
       mover=lane.mover.at[i].set(mover), written=lane.written + 1)
 
 
@@ -78,17 +148,19 @@ def _labelled_range(lane: Replay):
   return lo, jnp.maximum(lane.labelled, lo)
 
 
-def _sample(lane: Replay, key, n: int) -> Batch:
+def _sample(lane: Replay, key, n: int, codec: Codec) -> Batch:
   lo, hi = _labelled_range(lane)
   count = hi - lo
   i = (lo + jax.random.randint(key, (n,), 0, jnp.maximum(count, 1))) % lane.mover.shape[0]
-  return Batch(obs=lane.obs[i], policy=lane.policy[i], legal=lane.legal[i], value=lane.value[i],
+  index = None if lane.policy_index is None else lane.policy_index[i]
+  obs, policy, legal = jax.vmap(codec.decode)(lane.obs[i], lane.policy[i], index, lane.legal[i])
+  return Batch(obs=obs, policy=policy, legal=legal, value=lane.value[i],
                weight=jnp.broadcast_to((count > 0).astype(jnp.float32), (n,)))
 
 
-def add(replay: Replay, obs, policy, legal, mover) -> Replay:
+def add(replay: Replay, obs, policy, legal, mover, codec: Codec = Codec()) -> Replay:
   """Appends one position per lane: obs [lanes, ...], policy/legal [lanes, A], mover [lanes]."""
-  return jax.vmap(_add)(replay, obs, policy, legal, mover)
+  return jax.vmap(functools.partial(_add, codec=codec))(replay, obs, policy, legal, mover)
 
 
 def finish(replay: Replay, done, rewards) -> Replay:
@@ -96,9 +168,10 @@ def finish(replay: Replay, done, rewards) -> Replay:
   return jax.vmap(_finish)(replay, done, rewards)
 
 
-def sample(replay: Replay, keys, per_lane: int) -> Batch:
-  """Draws `per_lane` positions uniformly from each lane's labelled positions; keys [lanes]. Returns [lanes*per_lane]."""
-  batch = jax.vmap(_sample, in_axes=(0, 0, None))(replay, keys, per_lane)
+def sample(replay: Replay, keys, per_lane: int, codec: Codec = Codec()) -> Batch:
+  """Draws `per_lane` positions uniformly from each lane's labelled positions; keys [lanes]. Returns [lanes*per_lane],
+  decoded."""
+  batch = jax.vmap(functools.partial(_sample, n=per_lane, codec=codec))(replay, keys)
   return jax.tree.map(lambda x: x.reshape(-1, *x.shape[2:]), batch)
 
 

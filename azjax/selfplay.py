@@ -68,7 +68,7 @@ def select_action(key: chex.PRNGKey, weights: chex.Array, ply: chex.Array, tempe
 
 
 def play_ply(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Actors, replay: replay_lib.Replay,
-             key: chex.PRNGKey):
+             key: chex.PRNGKey, codec: replay_lib.Codec = replay_lib.Codec()):
   """Plays one move in every game; returns (actors, replay, Outcome). The key is consumed."""
   keys = jax.vmap(lambda k: jax.random.split(k, 3))(per_game_keys(key, actors.slot))
   search_keys, action_keys, reset_keys = keys[:, 0], keys[:, 1], keys[:, 2]
@@ -76,7 +76,8 @@ def play_ply(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Ac
   out = search(variables, search_keys, state)
   action = jax.vmap(select_action, in_axes=(0, 0, 0, None))(action_keys, out.weights, actors.ply,
                                                             config.temperature_plies)
-  replay = replay_lib.add(replay, state.observation, out.weights, state.legal_action_mask, state.current_player)
+  replay = replay_lib.add(replay, state.observation, out.weights, state.legal_action_mask, state.current_player,
+                          codec)
 
   state = jax.vmap(env.step)(state, action)
   ply = actors.ply + 1
@@ -98,12 +99,13 @@ def _expand(mask, x):
   return mask.reshape(mask.shape + (1,) * (x.ndim - 1))
 
 
-def play_chunk(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Actors, replay, key):
+def play_chunk(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Actors, replay, key,
+               codec: replay_lib.Codec = replay_lib.Codec()):
   """Plays `config.chunk_plies` plies in every game; returns (actors, replay, PlayStats). The key is consumed."""
 
   def body(carry, ply_key):
     actors, replay = carry
-    actors, replay, outcome = play_ply(env, search, config, variables, actors, replay, ply_key)
+    actors, replay, outcome = play_ply(env, search, config, variables, actors, replay, ply_key, codec)
     return (actors, replay), PlayStats.of(outcome)
 
   (actors, replay), stats = jax.lax.scan(body, (actors, replay), jax.random.split(key, config.chunk_plies))

@@ -21,7 +21,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 from azjax import learner, replay as replay_lib, selfplay
 from azjax.config import Config, validate
-from azjax.games import make_env
+from azjax.games import make_env, spec
 from azjax.network import make_network
 from azjax.search import make_search
 
@@ -71,6 +71,7 @@ class Program:
   train_network: Any  # training (batch-norm moments over the device axis)
   optimizer: Any
   search: Any
+  codec: replay_lib.Codec  # how replay stores a position
 
   @property
   def num_actions(self) -> int:
@@ -80,11 +81,18 @@ class Program:
 def build(config: Config) -> Program:
   env = make_env(config.game)
   num_actions = env.num_actions
-  network = make_network(config.network, num_actions)
+  network = make_network(config.network, num_actions, dtype=config.network.inference_dtype)
   return Program(config=config, env=env, network=network,
                  train_network=make_network(config.network, num_actions, axis_name=AXIS),
                  optimizer=learner.make_optimizer(config.train),
-                 search=make_search(env, network, config.search, config.game))
+                 search=make_search(env, network, config.search, config.game),
+                 codec=replay_lib.make_codec(config.replay.compact, _observation(env), num_actions,
+                                             spec(config.game).scalar_planes, spec(config.game).max_legal_moves))
+
+
+def _observation(env) -> jax.ShapeDtypeStruct:
+  obs = jax.eval_shape(env.init, jax.random.PRNGKey(0)).observation
+  return jax.ShapeDtypeStruct(obs.shape, obs.dtype)
 
 
 def _init(program: Program, key) -> TrainState:
@@ -95,7 +103,7 @@ def _init(program: Program, key) -> TrainState:
   obs = actors.env.observation
   params, bn_state = program.network.init(net_key, obs[:1])
   replay = replay_lib.init(config.selfplay.batch_size, config.lane_size,
-                           jax.ShapeDtypeStruct(obs.shape[1:], obs.dtype), program.num_actions)
+                           jax.ShapeDtypeStruct(obs.shape[1:], obs.dtype), program.num_actions, program.codec)
   return TrainState(params=params, bn_state=bn_state, opt_state=program.optimizer.init(params), actors=actors,
                     replay=replay, step=jnp.int32(0), key=key)
 
@@ -142,13 +150,13 @@ def _shard_step(program: Program, state: TrainState, phase: str = "all"):
     stats = selfplay.PlayStats(games=jnp.int32(0), plies=jnp.int32(0), first_player_score=jnp.float32(0))
   else:
     actors, replay, stats = selfplay.play_chunk(program.env, program.search, config.selfplay, variables,
-                                                state.actors, state.replay, play_key)
+                                                state.actors, state.replay, play_key, program.codec)
   update = learner.make_update(program.train_network, program.optimizer, config.train, AXIS)
   per_lane = config.train.batch_size // config.selfplay.batch_size
 
   def body(carry, update_key):
     params, bn_state, opt_state = carry
-    batch = replay_lib.sample(replay, selfplay.per_game_keys(update_key, actors.slot), per_lane)
+    batch = replay_lib.sample(replay, selfplay.per_game_keys(update_key, actors.slot), per_lane, program.codec)
     params, bn_state, opt_state, losses = update(params, bn_state, opt_state, batch)
     return (params, bn_state, opt_state), losses
 
