@@ -92,8 +92,9 @@ def training_floor(program, repeats: int) -> tuple[float, float]:
   params, bn_state = program.network.init(jax.random.PRNGKey(1), obs[:1])
   update = learner.make_update(program.network, program.optimizer, c.train)
 
-  def loop(carry):
-    return jax.lax.fori_loop(0, c.train.updates_per_step, lambda _, s: update(*s, batch)[:3], carry)
+  def loop(carry):  # the updates as train_step runs them (unrolled on CPU: see learner.unroll_updates)
+    return jax.lax.scan(lambda s, _: (update(*s, batch)[:3], None), carry, None, length=c.train.updates_per_step,
+                        unroll=learner.unroll_updates())[0]
 
   carry = (params, bn_state, program.optimizer.init(params))
   flops = _flops(jax.jit(lambda s: update(*s, batch)).lower(carry).compile())
@@ -140,11 +141,18 @@ def precision(config: Config, variables=None, count: int = 1024, repeats: int = 
           "bf16_speedup": times["float32"] / times["bfloat16"]}
 
 
+def program_bytes(compiled) -> int:
+  """Device bytes a compiled program needs: arguments + outputs - donated + temporaries (XLA's buffer assignment)."""
+  m = compiled.memory_analysis()
+  return m.argument_size_in_bytes + m.output_size_in_bytes - m.alias_size_in_bytes + m.temp_size_in_bytes
+
+
 def selfplay_memory(config: Config, batch_sizes=(2, 4), budget_bytes: float = 80e9) -> dict:
   """Memory of the self-play half, from XLA's buffer assignment of the compiled program (arguments +
   outputs - donated + temporaries) at two self-play batches, fitted as fixed + per_game x batch,
   and the largest batch that fits `budget_bytes`. Measured with a replay of 4 positions per game,
-  whose own cost per position (`replay_bytes_per_position`) is reported apart."""
+  whose own cost per position (`replay_bytes_per_position`) is reported apart. `step_bytes` is the
+  whole train_step (self-play, replay and updates) at the config as given."""
   from azjax.config import apply_overrides  # noqa: PLC0415
   totals = []
   for b in batch_sizes:
@@ -152,13 +160,15 @@ def selfplay_memory(config: Config, batch_sizes=(2, 4), budget_bytes: float = 80
                                  f"train.batch_size={b}", "train.updates_per_step=1"])
     program, mesh = train_lib.build(c), train_lib.make_mesh(jax.devices()[:1])
     abstract = train_lib.abstract_state(program)
-    m = train_lib.make_train_step(program, mesh, phase="selfplay").lower(abstract).compile().memory_analysis()
-    totals.append(m.argument_size_in_bytes + m.output_size_in_bytes - m.alias_size_in_bytes + m.temp_size_in_bytes)
+    totals.append(program_bytes(train_lib.make_train_step(program, mesh, phase="selfplay").lower(abstract).compile()))
     replay = sum(x.size * x.dtype.itemsize for x in jax.tree.leaves(abstract.replay)) / c.replay.window
   (b1, b2), (t1, t2) = batch_sizes, totals
   per_game = (t2 - t1) / (b2 - b1)
   fixed = t1 - per_game * b1
-  return {"memory_batches": list(batch_sizes), "memory_bytes": totals, "selfplay_fixed_bytes": fixed,
+  program, mesh = train_lib.build(config), train_lib.make_mesh(jax.devices()[:1])
+  whole = program_bytes(train_lib.make_train_step(program, mesh).lower(train_lib.abstract_state(program)).compile())
+  return {"memory_batches": list(batch_sizes), "memory_bytes": totals, "step_bytes": whole,
+          "selfplay_fixed_bytes": fixed,
           "selfplay_bytes_per_game": per_game, "replay_bytes_per_position": replay,
           "memory_budget_bytes": budget_bytes, "largest_selfplay_batch": int((budget_bytes - fixed) // per_game)}
 
@@ -250,6 +260,7 @@ ROWS = [  # (label, key, format)
     ("matmul peak (measured)", "matmul_peak_flops_per_s", "{:.3g} FLOP/s"),
     ("floor's inference FLOP/s", "selfplay_floor_flops_per_s", "{:.3g} FLOP/s"),
     ("floor's training FLOP/s", "train_floor_flops_per_s", "{:.3g} FLOP/s"),
+    ("whole train_step at this config", "step_bytes", "{:,.0f} B"),
     ("self-play memory: fixed", "selfplay_fixed_bytes", "{:,.0f} B"),
     ("self-play memory: per game", "selfplay_bytes_per_game", "{:,.0f} B"),
     ("replay memory per position", "replay_bytes_per_position", "{:,.0f} B"),

@@ -1,3 +1,4 @@
+import argparse
 import json
 import math
 import subprocess
@@ -22,3 +23,43 @@ def test_bench_reports_every_figure_against_its_floor(tmp_path):
   r = subprocess.run([sys.executable, "-m", "experiments.bench", "--game", "tictactoe", "--set", "search.nope=1"],
                      cwd=ROOT, capture_output=True, text=True, timeout=300)
   assert r.returncode == 2 and "search.nope" in r.stderr
+
+
+def test_peer_comparison_runs_azjax_at_the_peers_settings(tmp_path):
+  from experiments import peer
+  r = subprocess.run([sys.executable, "-m", "experiments.peer", "--pgx", str(tmp_path / "nowhere")], cwd=ROOT,
+                     capture_output=True, text=True, timeout=300)
+  assert r.returncode == 2 and "examples/alphazero/train.py" in r.stderr
+  args = argparse.Namespace(
+      blocks=1, channels=8, simulations=4, selfplay_batch=4, plies=8, training_batch=16, seed=0, iterations=3)
+  config = peer.azjax_config(args)
+  assert (config.search.algorithm, config.train.optimizer, config.train.learning_rate) == ("gumbel", "adam", 1e-3)
+  # As many positions trained on as generated, as in the example: 4 games x 8 plies = 2 updates of 16.
+  assert config.train.updates_per_step * config.train.batch_size == 4 * 8 == config.replay.window
+  r = subprocess.run([sys.executable, "-m", "experiments.peer", "--pgx", "-", "--only", "azjax", "--iterations", "3",
+                      "--selfplay-batch", "4", "--plies", "8", "--training-batch", "16", "--channels", "8",
+                      "--blocks", "1", "--simulations", "4", "--out", str(tmp_path / "out")], cwd=ROOT,
+                     capture_output=True, text=True, timeout=600)
+  assert r.returncode == 0, r.stderr[-2000:]
+  result = json.loads((tmp_path / "out" / "results.json").read_text())
+  (row,) = result["rows"]
+  assert row["system"] == "azjax" and row["iterations"] == 3 and row["positions_per_iteration"] == 32
+  assert math.isclose(row["seconds_per_million_positions"], row["median_s"] / 32 * 1e6)
+
+
+def test_bench_memory_and_precision(tmp_path):
+  out = tmp_path / "bench.json"
+  r = subprocess.run([sys.executable, "-m", "experiments.bench", "--game", "chess", "--preset", "smoke", "--measure",
+                      "memory,precision", "--budget-gb", "1", "--repeats", "1", "--json", str(out)], cwd=ROOT,
+                     capture_output=True, text=True, timeout=600)
+  assert r.returncode == 0, r.stderr[-2000:]
+  result = json.loads(out.read_text())
+  # A game's search tree and state grow with the batch; the replay stores a chess position compactly.
+  assert result["selfplay_bytes_per_game"] > 0 and result["replay_bytes_per_position"] < 3000
+  assert result["largest_selfplay_batch"] == int((1e9 - result["selfplay_fixed_bytes"])
+                                                 // result["selfplay_bytes_per_game"])
+  assert 0 <= result["bf16_value_mean_abs_error"] < 0.1 and result["bf16_policy_argmax_agreement"] > 0.5
+  assert "compile_s" not in result  # throughput was not asked for
+  r = subprocess.run([sys.executable, "-m", "experiments.bench", "--game", "chess", "--measure", "speed"], cwd=ROOT,
+                     capture_output=True, text=True, timeout=300)
+  assert r.returncode == 2 and "throughput, memory, precision" in r.stderr
