@@ -82,6 +82,26 @@ def inference_floor(program, repeats: int) -> tuple[float, float]:
   return seconds, flops
 
 
+def env_floor(program, repeats: int) -> float:
+  """Seconds of the self-play step's game steps alone: one vmapped env.step over the self-play batch
+  per simulation and per real move (plies x (simulations + 1)), from positions of random play."""
+  c = program.config
+  calls = c.selfplay.chunk_plies * (c.search.num_simulations + 1)
+  step = jax.vmap(program.env.step)
+  start = jax.vmap(program.env.init)(jax.random.split(jax.random.PRNGKey(0), c.selfplay.batch_size))
+
+  def loop(state):
+    def body(i, state):  # a random legal move in each game; a finished game starts again
+      moved = step(state, jax.random.categorical(jax.random.fold_in(jax.random.PRNGKey(1), i),
+                                                 jnp.where(state.legal_action_mask, 0.0, -jnp.inf)))
+      over = moved.terminated | moved.truncated
+      return jax.tree.map(lambda a, b: jnp.where(over.reshape(over.shape + (1,) * (a.ndim - 1)), a, b), start, moved)
+    return jax.lax.fori_loop(0, calls, body, state)
+
+  seconds, _ = _timed(jax.jit(loop), start, repeats)
+  return seconds
+
+
 def training_floor(program, repeats: int) -> tuple[float, float]:
   """(seconds, FLOPs per update): the training step's updates alone, on a fixed minibatch."""
   c = program.config
@@ -135,7 +155,8 @@ def precision(config: Config, variables=None, count: int = 1024, repeats: int = 
   for d, n in nets.items():
     call = jax.jit(lambda x, n=n: x + 1e-30 * n.apply(params, bn_state, x, False)[0][1].sum())
     times[d], _ = _timed(call, batch.astype(jnp.float32), repeats)
-  return {"precision_positions": count, "bf16_policy_argmax_agreement": float(jnp.mean(best["bfloat16"] == best["float32"])),
+  agreement = float(jnp.mean(best["bfloat16"] == best["float32"]))
+  return {"precision_positions": count, "bf16_policy_argmax_agreement": agreement,
           "bf16_value_mean_abs_error": float(error.mean()), "bf16_value_max_abs_error": float(error.max()),
           "inference_f32_s": times["float32"], "inference_bf16_s": times["bfloat16"],
           "bf16_speedup": times["float32"] / times["bfloat16"]}
@@ -219,6 +240,7 @@ def throughput(config: Config, repeats: int = 5) -> dict:
   positions = c.selfplay.batch_size * c.selfplay.chunk_plies
   infer_floor_s, infer_flops = inference_floor(program, repeats)
   train_floor_s, update_flops = training_floor(program, repeats)
+  env_s = env_floor(program, repeats)
   peak = matmul_peak(repeats)
   infer_calls = c.selfplay.chunk_plies * (c.search.num_simulations + 1)
   return {
@@ -230,6 +252,8 @@ def throughput(config: Config, repeats: int = 5) -> dict:
       "positions_trained_per_s": c.train.updates_per_step * c.train.batch_size / train_s,
       "step_positions_per_s": positions / step_s,
       "selfplay_floor_s": infer_floor_s, "train_floor_s": train_floor_s,
+      "selfplay_env_steps_s": env_s,
+      "selfplay_rest_s": selfplay_s - infer_floor_s - env_s,
       "selfplay_over_floor": selfplay_s / infer_floor_s, "train_over_floor": train_s / train_floor_s,
       "step_over_floor": step_s / (infer_floor_s + train_floor_s),
       "inference_flops_per_call": infer_flops, "update_flops": update_flops,
@@ -252,6 +276,8 @@ ROWS = [  # (label, key, format)
     ("positions trained/s", "positions_trained_per_s", "{:,.0f}"),
     ("floor: self-play's forward passes alone", "selfplay_floor_s", "{:.4g} s"),
     ("floor: training's updates alone", "train_floor_s", "{:.4g} s"),
+    ("self-play's game steps alone", "selfplay_env_steps_s", "{:.4g} s"),
+    ("self-play's rest (tree, replay, moves)", "selfplay_rest_s", "{:.4g} s"),
     ("self-play / floor", "selfplay_over_floor", "{:.2f}x"),
     ("training / floor", "train_over_floor", "{:.2f}x"),
     ("train_step / floor", "step_over_floor", "{:.2f}x"),

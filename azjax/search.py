@@ -3,9 +3,10 @@
 The embedding of a node is the pgx State itself, so the tree is exact: the
 recurrent function steps the real game. The tree keeps every node's embedding,
 so it keeps them lean: without the observation (two thirds of a chess State),
-which pgx computes anew each time it steps into a node, where the network reads it. Illegal moves are masked at every node
-(mctx masks only the root). Two-player zero-sum: the reward is the mover's,
-discount -1 flips the value to the other player, and 0 at terminal states.
+which pgx computes anew each time it steps into a node, where the network reads
+it. Illegal moves are masked at every node (mctx masks only the root).
+Two-player zero-sum: the reward is the mover's, discount -1 flips the value to
+the other player, and 0 at terminal states.
 
 Search is written for one game and vmapped over games, so each game draws its
 own Dirichlet and Gumbel noise from its own key: the result does not depend on

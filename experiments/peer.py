@@ -146,7 +146,8 @@ def main(argv=None) -> int:
   print(f"| system | first {WARMUP} iterations (compile) | median iteration | s per million positions |")
   print("|---|---|---|---|")
   for r in rows:
-    print(f"| {r['system']} | {r['warmup_s']:.1f} s | {r['median_s']:.2f} s | {r['seconds_per_million_positions']:,.0f} |")
+    print(f"| {r['system']} | {r['warmup_s']:.1f} s | {r['median_s']:.2f} s | "
+          f"{r['seconds_per_million_positions']:,.0f} |")
   if "azjax_speedup" in result:
     print(f"azjax is {result['azjax_speedup']:.2f}x faster per position")
   return 0

@@ -14,7 +14,7 @@ def test_bench_reports_every_figure_against_its_floor(tmp_path):
   assert r.returncode == 0, r.stderr[-2000:]
   result = json.loads(out.read_text())
   for key in ("compile_s", "step_s", "selfplay_s", "train_s", "selfplay_floor_s", "train_floor_s",
-              "inference_flops_per_call", "update_flops", "matmul_peak_flops_per_s"):
+              "selfplay_env_steps_s", "inference_flops_per_call", "update_flops", "matmul_peak_flops_per_s"):
     assert math.isfinite(result[key]) and result[key] > 0, key
   # Positions follow from the timed step: 8 games x 4 plies each call.
   assert math.isclose(result["selfplay_positions_per_s"], 32 / result["selfplay_s"], rel_tol=1e-9)
