@@ -112,9 +112,9 @@ def training_floor(program, repeats: int) -> tuple[float, float]:
   params, bn_state = program.network.init(jax.random.PRNGKey(1), obs[:1])
   update = learner.make_update(program.network, program.optimizer, c.train)
 
-  def loop(carry):  # the updates as train_step runs them (unrolled on CPU: see learner.unroll_updates)
-    return jax.lax.scan(lambda s, _: (update(*s, batch)[:3], None), carry, None, length=c.train.updates_per_step,
-                        unroll=learner.unroll_updates())[0]
+  def loop(carry):  # the updates as train_step runs them (written out on CPU: see learner.scan_updates)
+    return learner.scan_updates(lambda s, _: (update(*s, batch)[:3], None), carry,
+                                jnp.arange(c.train.updates_per_step))[0]
 
   carry = (params, bn_state, program.optimizer.init(params))
   flops = _flops(jax.jit(lambda s: update(*s, batch)).lower(carry).compile())

@@ -161,9 +161,8 @@ def _shard_step(program: Program, state: TrainState, phase: str = "all"):
     return (params, bn_state, opt_state), losses
 
   updates = 0 if phase == "selfplay" else config.train.updates_per_step
-  (params, bn_state, opt_state), losses = jax.lax.scan(
-      body, (state.params, state.bn_state, state.opt_state), jax.random.split(train_key, updates),
-      unroll=learner.unroll_updates())
+  (params, bn_state, opt_state), losses = learner.scan_updates(
+      body, (state.params, state.bn_state, state.opt_state), jax.random.split(train_key, updates))
   losses = jax.tree.map(lambda x: x if updates else jnp.zeros((1,), jnp.float32), losses)
   stats = jax.tree.map(lambda x: jax.lax.psum(x, AXIS), stats)
   metrics = {
