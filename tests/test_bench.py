@@ -49,13 +49,14 @@ def test_peer_comparison_runs_azjax_at_the_peers_settings(tmp_path):
 
 def test_bench_memory_and_precision(tmp_path):
   out = tmp_path / "bench.json"
-  r = subprocess.run([sys.executable, "-m", "experiments.bench", "--game", "chess", "--preset", "smoke", "--measure",
-                      "memory,precision", "--budget-gb", "1", "--repeats", "1", "--json", str(out)], cwd=ROOT,
+  r = subprocess.run([sys.executable, "-m", "experiments.bench", "--game", "connect_four", "--preset", "smoke",
+                      "--measure", "memory,precision", "--budget-gb", "1", "--repeats", "1", "--json", str(out)], cwd=ROOT,
                      capture_output=True, text=True, timeout=600)
   assert r.returncode == 0, r.stderr[-2000:]
   result = json.loads(out.read_text())
-  # A game's search tree and state grow with the batch; the replay stores a chess position compactly.
-  assert result["selfplay_bytes_per_game"] > 0 and result["replay_bytes_per_position"] < 3000
+  # A game's search tree and state grow with the batch; the replay stores a position in a few bytes
+  # (42 cells x 2 planes as bits, 7 policy entries; test_replay checks chess against the dense layout).
+  assert result["selfplay_bytes_per_game"] > 0 and 0 < result["replay_bytes_per_position"] < 100
   assert result["largest_selfplay_batch"] == int((1e9 - result["selfplay_fixed_bytes"])
                                                  // result["selfplay_bytes_per_game"])
   assert 0 <= result["bf16_value_mean_abs_error"] < 0.1 and result["bf16_policy_argmax_agreement"] > 0.5

@@ -55,9 +55,10 @@ def test_bfloat16_inference_agrees_with_float32():
   env = make_env("go9")
   config = NetworkConfig(blocks=2, channels=32, value_hidden=32)
   state = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), 64))
+  step = jax.jit(jax.vmap(env.step))
   for t in range(20):  # positions from random play
     legal = state.legal_action_mask
-    state = jax.vmap(env.step)(state, jax.random.categorical(jax.random.PRNGKey(t), jnp.where(legal, 0.0, -jnp.inf)))
+    state = step(state, jax.random.categorical(jax.random.PRNGKey(t), jnp.where(legal, 0.0, -jnp.inf)))
   f32 = make_network(config, env.num_actions)
   bf16 = make_network(config, env.num_actions, dtype="bfloat16")
   params, bn_state = f32.init(jax.random.PRNGKey(1), state.observation)
