@@ -1,7 +1,17 @@
 import os
 import sys
+import tempfile
 
-import jax
+# Most of the suite's time is XLA compiling the same few smoke-size programs again in each test and in each
+# engine or CLI subprocess. A persistent compilation cache shared by the xdist workers and the subprocesses
+# (they inherit these variables) compiles each once. A size limit turns on jax's file lock, which the
+# concurrent workers need. Set JAX_COMPILATION_CACHE_DIR to keep the cache elsewhere.
+os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", os.path.join(tempfile.gettempdir(), "azjax-tests-xla-cache"))
+os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
+os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "0")
+os.environ.setdefault("JAX_COMPILATION_CACHE_MAX_SIZE", str(4 << 30))
+
+import jax  # noqa: E402  (after the cache settings, which jax reads when imported)
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))  # for minimax.py
