@@ -21,7 +21,8 @@ def _setup(game, **search):
 def test_illegal_moves_never_searched_anywhere_in_the_tree(algorithm, strict_rank_promotion):
   env, net, state, variables, config = _setup("tictactoe", algorithm=algorithm, num_simulations=300)
   state = jax.vmap(env.step)(state, jnp.array([4, 0, 8]))  # make the root itself have illegal moves
-  out = make_search(env, net, config, "tictactoe")(variables, jax.random.split(jax.random.PRNGKey(2), 3), state)
+  out = jax.jit(make_search(env, net, config, "tictactoe"))(variables, jax.random.split(jax.random.PRNGKey(2), 3),
+                                                            state)
   tree = jax.tree.map(lambda x: x[:, 0], out.tree)  # drop mctx's batch of one
   visited = np.asarray(tree.node_visits) > 0  # [B, N]
   legal = np.asarray(tree.embeddings.legal_action_mask)  # [B, N, A] legal moves at each node
@@ -46,8 +47,8 @@ def test_search_finds_the_winning_move():
   env, net, state, variables, config = _setup("tictactoe", num_simulations=64)
   for a in [0, 3, 1, 4]:  # X: 0, 1; O: 3, 4; X to move wins at 2
     state = jax.vmap(env.step)(state, jnp.full((3,), a))
-  out = make_search(env, net, config, "tictactoe")(variables, jax.random.split(jax.random.PRNGKey(2), 3), state,
-                                                   noise=False)
+  search = jax.jit(make_search(env, net, config, "tictactoe"), static_argnames="noise")
+  out = search(variables, jax.random.split(jax.random.PRNGKey(2), 3), state, noise=False)
   assert np.all(np.argmax(out.weights, -1) == 2)
   assert np.all(np.asarray(out.value) > 0.5)
 
@@ -69,7 +70,7 @@ def test_root_noise_follows_alpha():
   spread = {}
   for alpha in (0.03, 10.0):
     config = SearchConfig(num_simulations=24, dirichlet_fraction=1.0, dirichlet_alpha=alpha)
-    out = make_search(env, net, config, "go9")(variables, jax.random.split(jax.random.PRNGKey(3), 3), state)
+    out = jax.jit(make_search(env, net, config, "go9"))(variables, jax.random.split(jax.random.PRNGKey(3), 3), state)
     spread[alpha] = float(np.mean(np.sum(np.asarray(out.weights) > 0, axis=-1)))
   assert spread[0.03] < 8 < spread[10.0]
 
