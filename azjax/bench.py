@@ -18,7 +18,7 @@ import time
 import jax
 import jax.numpy as jnp
 
-from azjax import learner, train_step as train_lib
+from azjax import learner, selfplay, train_step as train_lib
 from azjax.config import Config
 from azjax.replay import Batch
 
@@ -94,8 +94,7 @@ def env_floor(program, repeats: int) -> float:
     def body(i, state):  # a random legal move in each game; a finished game starts again
       moved = step(state, jax.random.categorical(jax.random.fold_in(jax.random.PRNGKey(1), i),
                                                  jnp.where(state.legal_action_mask, 0.0, -jnp.inf)))
-      over = moved.terminated | moved.truncated
-      return jax.tree.map(lambda a, b: jnp.where(over.reshape(over.shape + (1,) * (a.ndim - 1)), a, b), start, moved)
+      return selfplay.where_games(moved.terminated | moved.truncated, start, moved)
     return jax.lax.fori_loop(0, calls, body, state)
 
   seconds, _ = _timed(jax.jit(loop), start, repeats)
@@ -132,8 +131,7 @@ def random_positions(env, count: int, plies: int, key) -> tuple[jax.Array, jax.A
     action = jax.random.categorical(jax.random.fold_in(key, 2 + t), jnp.where(legal, 0.0, -jnp.inf))
     moved = step(state, action)
     keep = (t < depth) & ~moved.terminated  # stop at the game's depth, and before the game ends
-    state = jax.tree.map(lambda new, old: jnp.where(keep.reshape(keep.shape + (1,) * (old.ndim - 1)), new, old),
-                         moved, state)
+    state = selfplay.where_games(keep, moved, state)
   return state.observation, state.legal_action_mask
 
 

@@ -89,14 +89,15 @@ def play_ply(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Ac
 
   outcome = Outcome(done=done, plies=ply, rewards=rewards, first=actors.first)
   fresh = jax.vmap(env.init)(reset_keys)
-  state = jax.tree.map(lambda new, old: jnp.where(_expand(done, old), new, old), fresh, state)
+  state = where_games(done, fresh, state)
   actors = Actors(env=state, ply=jnp.where(done, 0, ply), slot=actors.slot,
                   first=jnp.where(done, fresh.current_player, actors.first))
   return actors, replay, outcome
 
 
-def _expand(mask, x):
-  return mask.reshape(mask.shape + (1,) * (x.ndim - 1))
+def where_games(mask, new, old):
+  """Per game (leading axis), `new` where `mask` is set and `old` elsewhere, for every leaf of a pytree."""
+  return jax.tree.map(lambda n, o: jnp.where(mask.reshape(mask.shape + (1,) * (o.ndim - 1)), n, o), new, old)
 
 
 def play_chunk(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Actors, replay, key,
