@@ -18,7 +18,7 @@ from azjax.arena import Player, jitted
 from azjax.config import Config
 from azjax.games import make_env
 from azjax.network import make_network
-from azjax.search import make_search
+from azjax.search import choose_move, make_search
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -126,10 +126,7 @@ def _search_policy_for(game: str, network_config, search_config, num_simulations
   def policy(variables, key, state):
     k1, k2 = jax.random.split(key)
     weights = run(variables, k1, state).weights
-    if greedy:
-      return jnp.argmax(weights, -1).astype(jnp.int32)
-    keys = jax.random.split(k2, weights.shape[0])
-    return jax.vmap(lambda k, w: jax.random.categorical(k, jnp.log(w)))(keys, weights).astype(jnp.int32)
+    return jax.vmap(choose_move, in_axes=(0, 0, None))(jax.random.split(k2, weights.shape[0]), weights, not greedy)
 
   return policy
 

@@ -20,10 +20,11 @@ from typing import Any, Callable
 import chex
 import jax
 import jax.numpy as jnp
-import mctx
 import pgx
 
+from azjax.config import SearchConfig
 from azjax.games import make_env
+from azjax.search import make_search_with
 
 Policy = Callable[[Any, chex.PRNGKey, pgx.State], chex.Array]
 
@@ -120,37 +121,19 @@ def _rollout_value(env: pgx.Env, key: chex.PRNGKey, state: pgx.State) -> chex.Ar
 
 @functools.cache
 def mcts_policy(game: str, num_simulations: int) -> Policy:
-  """Pure MCTS: uniform priors, random-rollout values, UCT-like PUCT selection, most visited move."""
+  """Pure MCTS: uniform priors, random-rollout values, the paper's PUCT, the most visited move."""
   env = make_env(game)
 
-  def evaluate(key, state):  # batched over mctx's batch
+  def evaluate(variables, key, state):  # batched over mctx's batch
+    del variables
     keys = jax.random.split(key, state.current_player.shape[0])
-    value = jax.vmap(functools.partial(_rollout_value, env))(keys, state)
-    logits = jnp.where(state.legal_action_mask, 0.0, jnp.finfo(jnp.float32).min)
-    return logits, value
+    return jnp.zeros(state.legal_action_mask.shape), jax.vmap(functools.partial(_rollout_value, env))(keys, state)
 
-  def recurrent_fn(_, key, action, state):
-    mover = state.current_player
-    state = jax.vmap(env.step)(state, action)
-    logits, value = evaluate(key, state)
-    reward = state.rewards[jnp.arange(action.shape[0]), mover]
-    done = state.terminated | state.truncated
-    return mctx.RecurrentFnOutput(reward=reward, discount=jnp.where(done, 0.0, -1.0), prior_logits=logits,
-                                  value=jnp.where(done, 0.0, value)), state
-
-  def one(key, state):
-    state = jax.tree.map(lambda x: x[None], state)
-    k1, k2 = jax.random.split(key)
-    logits, value = evaluate(k1, state)
-    out = mctx.muzero_policy(None, k2, mctx.RootFnOutput(prior_logits=logits, value=value, embedding=state),
-                             recurrent_fn, num_simulations, invalid_actions=~state.legal_action_mask,
-                             dirichlet_fraction=0.0, temperature=0.0)
-    return out.action[0]
+  search = make_search_with(env, evaluate, SearchConfig(), lambda state: state.legal_action_mask, num_simulations, game)
 
   def policy(variables, key, states):
-    del variables
-    keys = jax.random.split(key, states.current_player.shape[0])
-    return jax.vmap(one)(keys, states).astype(jnp.int32)
+    weights = search(None, jax.random.split(key, states.current_player.shape[0]), states, noise=False).weights
+    return jnp.argmax(weights, axis=-1).astype(jnp.int32)
 
   return policy
 

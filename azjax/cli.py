@@ -35,7 +35,8 @@ def parser(game: str) -> argparse.ArgumentParser:
       description=f"Train AlphaZero on {game} by self-play.",
       formatter_class=argparse.RawDescriptionHelpFormatter,
       epilog="config fields (--set section.field=value) and their defaults per preset:\n" + _field_table(game))
-  p.add_argument("--preset", default="small", help="paper | small | smoke (default: small)")
+  p.add_argument("--preset", default=None,
+                 help="paper | small | cpu | smoke (default: cpu on a CPU, small on a GPU or TPU)")
   p.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.FIELD=VALUE",
                  help="override a config field (repeatable)")
   p.add_argument("--run-dir", help="where config, metrics, TensorBoard files, checkpoints and the log go")
@@ -61,6 +62,11 @@ def main(game: str, argv=None) -> int:
       config = apply_overrides(ckpt.config_from_meta(meta), overrides)
       run_dir = directory.parent
     else:
+      if args.preset is None:
+        import jax
+        from azjax.presets import default_preset
+        args.preset = default_preset(jax.default_backend())
+        print(f"preset: {args.preset} (chosen for the {jax.default_backend()} backend; --preset to change)")
       config = apply_overrides(preset(game, args.preset), overrides)
       if config.game != game:
         raise ConfigError("game", config.game, f"{game} (this is experiments.{game})")

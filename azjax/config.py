@@ -17,6 +17,7 @@ GAMES = ("tictactoe", "connect_four", "othello", "go9", "go", "chess", "shogi")
 SEARCH_ALGORITHMS = ("puct", "gumbel")
 OPTIMIZERS = ("sgd", "adam")
 INFERENCE_DTYPES = ("float32", "bfloat16")
+GO_PASS_RULES = ("pgx", "eyes")  # rules.py
 
 
 class ConfigError(ValueError):
@@ -51,6 +52,9 @@ class SearchConfig:
   dirichlet_alpha: float = 0.0  # 0 = the game's own alpha (games.py)
   dirichlet_fraction: float = 0.25
   unvisited_value: float = 0.0  # puct: Q of an unvisited move; 0 = AlphaGo Zero Methods, -1 = AlphaZero pseudocode
+  # Go only: pgx (pass always legal, the papers' rules) | eyes (pass only after the opponent passed or
+  # when every other move fills one's own eye; rules.py cites it). Against the early-pass collapse.
+  go_pass: str = "pgx"
   gumbel_scale: float = 1.0  # gumbel only
   max_considered_actions: int = 16  # gumbel only
 
@@ -239,6 +243,7 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
         _check(value >= 0, f"{section}.{f.name}", value, "must be >= 0")
   _check(c.search.algorithm in SEARCH_ALGORITHMS, "search.algorithm", c.search.algorithm,
          f"one of {', '.join(SEARCH_ALGORITHMS)}")
+  _check(c.search.go_pass in GO_PASS_RULES, "search.go_pass", c.search.go_pass, f"one of {', '.join(GO_PASS_RULES)}")
   _check(c.train.optimizer in OPTIMIZERS, "train.optimizer", c.train.optimizer, f"one of {', '.join(OPTIMIZERS)}")
   _check(c.network.inference_dtype in INFERENCE_DTYPES, "network.inference_dtype", c.network.inference_dtype,
          f"one of {', '.join(INFERENCE_DTYPES)}")

@@ -35,10 +35,17 @@ def learning_rate_schedule(config: TrainConfig) -> optax.Schedule:
 
 
 def make_optimizer(config: TrainConfig) -> optax.GradientTransformation:
+  """SGD with momentum (the paper) or Adam; the state carries the learning rate it last used
+  (`current_learning_rate`), so the logs report the optimiser's own number."""
   schedule = learning_rate_schedule(config)
   if config.optimizer == "sgd":
-    return optax.sgd(schedule, momentum=config.momentum)
-  return optax.adam(schedule)
+    return optax.inject_hyperparams(optax.sgd)(learning_rate=schedule, momentum=config.momentum)
+  return optax.inject_hyperparams(optax.adam)(learning_rate=schedule)
+
+
+def current_learning_rate(opt_state) -> chex.Array:
+  """The learning rate of the optimiser's latest update (the first one's before any update)."""
+  return opt_state.hyperparams["learning_rate"]
 
 
 def l2_penalty(params, c: float) -> chex.Array:

@@ -15,7 +15,7 @@ from azjax.config import (Config, ConfigError, NetworkConfig, ReplayConfig, RunC
                           TrainConfig)
 from azjax.games import SPECS, spec
 
-PRESETS = ("paper", "small", "smoke")
+PRESETS = ("paper", "small", "cpu", "smoke")
 
 # The paper's algorithm constants, shared by every game.
 PAPER_SEARCH = dict(
@@ -91,6 +91,43 @@ def _small(game: str) -> Config:
   )
 
 
+# Sizes that learn on a 2-core CPU within the hour (issue 16). Deviations from the paper, each a
+# named switch: Gumbel search (Danihelka et al., ICLR 2022: learns 9x9 Go with few simulations where
+# PUCT fails at 16 or fewer), Go's pass rule (rules.py) and a smaller learning rate.
+_CPU = {
+    # game: (blocks, channels, simulations, games, window, train batch, updates, steps, learning rate)
+    "tictactoe": (2, 32, 32, 128, 16384, 256, 8, 150, 0.1),
+    "connect_four": (2, 32, 16, 64, 16384, 256, 4, 1500, 0.02),
+    "othello": (2, 32, 16, 64, 16384, 256, 4, 1500, 0.02),
+    "go9": (2, 32, 16, 64, 32768, 256, 4, 1500, 0.02),
+    "go": (2, 32, 16, 16, 32768, 256, 4, 1500, 0.02),
+    "chess": (2, 32, 16, 64, 32768, 256, 4, 1500, 0.002),
+    "shogi": (2, 32, 16, 64, 32768, 256, 4, 1500, 0.002),
+}
+
+
+def _cpu(game: str) -> Config:
+  blocks, channels, sims, games, window, batch, updates, steps, lr = _CPU[game]
+  return Config(
+      game=game,
+      network=NetworkConfig(blocks=blocks, channels=channels, value_hidden=channels * 2),
+      search=SearchConfig(**dict(PAPER_SEARCH, algorithm="gumbel", num_simulations=sims,
+                                 go_pass="eyes" if game in ("go9", "go") else "pgx")),
+      selfplay=SelfPlayConfig(batch_size=games, chunk_plies=16, temperature_plies=PAPER_TEMPERATURE_PLIES),
+      replay=ReplayConfig(window=window),
+      train=TrainConfig(**dict(PAPER_TRAIN, batch_size=batch, learning_rate=lr, lr_boundaries=()),
+                        updates_per_step=updates, num_steps=steps),
+      run=RunConfig(log_every=10, checkpoint_every=100, eval_every=100, eval_games=32, eval_pool=1,
+                    eval_mcts_simulations=_SMALL_MCTS_ANCHOR.get(game, 0)),
+  )
+
+
+def default_preset(platform: str) -> str:
+  """The preset `python -m experiments.<game>` picks for the devices it finds: cpu here, small on an
+  accelerator (one GPU, or a TPU host; scale `selfplay.batch_size` up for more)."""
+  return "cpu" if platform == "cpu" else "small"
+
+
 def _smoke(game: str) -> Config:
   return Config(
       game=game,
@@ -109,4 +146,4 @@ def preset(game: str, name: str) -> Config:
     raise ConfigError("game", game, f"one of {', '.join(SPECS)}")
   if name not in PRESETS:
     raise ConfigError("preset", name, f"one of {', '.join(PRESETS)}")
-  return {"paper": _paper, "small": _small, "smoke": _smoke}[name](game)  # Config validates itself
+  return {"paper": _paper, "small": _small, "cpu": _cpu, "smoke": _smoke}[name](game)  # Config validates itself

@@ -17,8 +17,9 @@ import jax
 import jax.numpy as jnp
 import pgx
 
-from azjax import replay as replay_lib
+from azjax import replay as replay_lib, rules
 from azjax.config import SelfPlayConfig
+from azjax.search import choose_move
 
 
 @chex.dataclass(frozen=True)
@@ -35,19 +36,62 @@ class Outcome:
   plies: chex.Array  # [B] int32 its length
   rewards: chex.Array  # [B, 2] its outcome per player id (zeros for a draw or the length cap)
   first: chex.Array  # [B] int32 the player id that moved first
+  ending: chex.Array  # [B] int32 how it ended: an index into rules.ENDINGS
 
 
 @chex.dataclass(frozen=True)
-class PlayStats:
-  games: chex.Array  # games finished in the chunk
-  plies: chex.Array  # total length of those games
-  first_player_score: chex.Array  # sum over finished games of the first mover's outcome
+class Move:
+  """What one ply's search saw, per game: the figures that show a collapse as it starts (issue 16)."""
+  ply: chex.Array  # [B] int32 the ply of the move (0 = the game's first)
+  is_pass: chex.Array  # [B] bool the move passed (Go; False elsewhere)
+  entropy: chex.Array  # [B] entropy of the search policy (nats)
+  kl: chex.Array  # [B] KL(search policy || network prior over the searched moves): what search changed
+  prior_value: chex.Array  # [B] the network's value of the position, for its mover
 
-  @classmethod
-  def of(cls, outcome: Outcome) -> "PlayStats":
-    first = jnp.take_along_axis(outcome.rewards, outcome.first[..., None], axis=-1)[..., 0]
-    return cls(games=outcome.done.sum(), plies=jnp.where(outcome.done, outcome.plies, 0).sum(),
-               first_player_score=jnp.where(outcome.done, first, 0.0).sum())
+
+# Stages of a game for Go's pass rate: plies [0, 30), [30, 60), [60, end).
+STAGES = (0, 30, 60)
+
+
+def chunk_metrics(moves: Move, outcomes: Outcome, axis_name: str | None = None) -> dict:
+  """The metrics of a chunk of plies ([T, B] leaves), over every device of `axis_name` if given.
+
+  Game figures are over the games that ended in the chunk, move figures over every move played. A
+  value head stuck at +-1 shows as `value_saturated` near 1 and `value_std` near 0 (issue 16)."""
+  psum = (lambda x: jax.lax.psum(x, axis_name)) if axis_name else (lambda x: x)
+  done = outcomes.done
+  games = psum(done.sum())
+  per_game = lambda x: psum(jnp.where(done, x, 0.0).sum()) / jnp.maximum(games, 1)
+  moves_n = psum(jnp.float32(moves.ply.size))
+  per_move = lambda x: psum(x.sum()) / moves_n
+  first = jnp.take_along_axis(outcomes.rewards, outcomes.first[..., None], axis=-1)[..., 0]
+  lengths = jnp.where(done, outcomes.plies, -1)
+  if axis_name:
+    lengths = jax.lax.all_gather(lengths, axis_name, axis=1, tiled=True)
+  lengths = jnp.where(lengths >= 0, lengths, jnp.nan).astype(jnp.float32)
+  value = moves.prior_value
+  saturated = jnp.abs(value) > 0.99
+  m = {
+      "games": games,
+      "mean_game_length": per_game(outcomes.plies),
+      **{f"game_length_p{q}": jnp.where(games > 0, jnp.nanpercentile(lengths, q), 0.0) for q in (10, 50, 90)},
+      "first_player_score": per_game(first),
+      "first_player_win": per_game(first > 0), "second_player_win": per_game(first < 0),
+      "draw_rate": per_game(first == 0),
+      **{f"end_{name}": per_game(outcomes.ending == i) for i, name in enumerate(rules.ENDINGS)},
+      "early_pass_end": per_game((outcomes.ending == rules.ENDINGS.index("double_pass")) & (outcomes.plies < 30)),
+      "policy_entropy": per_move(moves.entropy), "search_kl": per_move(moves.kl),
+      "value_std": jnp.sqrt(jnp.maximum(per_move(value ** 2) - per_move(value) ** 2, 0.0)),
+      "value_saturated": per_move(saturated),
+  }
+  for name, seat in (("first", moves.ply % 2 == 0), ("second", moves.ply % 2 == 1)):
+    n = jnp.maximum(psum(seat.sum()), 1)
+    m[f"value_mean_{name}"] = psum(jnp.where(seat, value, 0.0).sum()) / n
+    m[f"value_saturated_{name}"] = psum((seat & saturated).sum()) / n
+  for lo, hi in zip(STAGES, (*STAGES[1:], None)):
+    stage = (moves.ply >= lo) & ((moves.ply < hi) if hi else True)
+    m[f"pass_rate_{lo}_{hi or 'end'}"] = psum((stage & moves.is_pass).sum()) / jnp.maximum(psum(stage.sum()), 1)
+  return m
 
 
 def per_game_keys(key: chex.PRNGKey, slot: chex.Array) -> chex.Array:
@@ -63,21 +107,21 @@ def init_actors(env: pgx.Env, key: chex.PRNGKey, slot: chex.Array) -> Actors:
 
 def select_action(key: chex.PRNGKey, weights: chex.Array, ply: chex.Array, temperature_plies: int) -> chex.Array:
   """_unbatched_: samples from `weights` [A] before `temperature_plies`, else the most visited move."""
-  sampled = jax.random.categorical(key, jnp.log(weights))
-  return jnp.where(ply < temperature_plies, sampled, jnp.argmax(weights)).astype(jnp.int32)
+  return choose_move(key, weights, ply < temperature_plies)
 
 
 def play_ply(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Actors, replay: replay_lib.Replay,
-             key: chex.PRNGKey, codec: replay_lib.Codec = replay_lib.Codec()):
-  """Plays one move in every game; returns (actors, replay, Outcome). The key is consumed."""
+             key: chex.PRNGKey, codec: replay_lib.Codec = replay_lib.Codec(), game: str = ""):
+  """Plays one move in every game; returns (actors, replay, Outcome, Move). The key is consumed.
+
+  `game` (config.game) names the game for the diagnostics (Go's passes, chess's repetitions)."""
   keys = jax.vmap(lambda k: jax.random.split(k, 3))(per_game_keys(key, actors.slot))
   search_keys, action_keys, reset_keys = keys[:, 0], keys[:, 1], keys[:, 2]
   state = actors.env
   out = search(variables, search_keys, state)
   action = jax.vmap(select_action, in_axes=(0, 0, 0, None))(action_keys, out.weights, actors.ply,
                                                             config.temperature_plies)
-  replay = replay_lib.add(replay, state.observation, out.weights, state.legal_action_mask, state.current_player,
-                          codec)
+  replay = replay_lib.add(replay, state.observation, out.weights, out.legal, state.current_player, codec)
 
   state = jax.vmap(env.step)(state, action)
   ply = actors.ply + 1
@@ -87,12 +131,23 @@ def play_ply(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Ac
   rewards = jnp.where(state.terminated[:, None], state.rewards, 0.0)
   replay = replay_lib.finish(replay, done, rewards)
 
-  outcome = Outcome(done=done, plies=ply, rewards=rewards, first=actors.first)
+  outcome = Outcome(done=done, plies=ply, rewards=rewards, first=actors.first,
+                    ending=rules.ending(game, state, ply, config.max_plies))
+  move = _move_stats(out, action, actors.ply, game)
   fresh = jax.vmap(env.init)(reset_keys)
   state = where_games(done, fresh, state)
   actors = Actors(env=state, ply=jnp.where(done, 0, ply), slot=actors.slot,
                   first=jnp.where(done, fresh.current_player, actors.first))
-  return actors, replay, outcome
+  return actors, replay, outcome, move
+
+
+def _move_stats(out, action, ply, game: str) -> Move:
+  log_prior = jax.nn.log_softmax(rules.masked_logits(out.prior_logits, out.legal))
+  log_weights = jnp.log(jnp.where(out.weights > 0, out.weights, 1.0))
+  entropy = -jnp.sum(out.weights * log_weights, axis=-1)
+  kl = jnp.sum(jnp.where(out.weights > 0, out.weights * (log_weights - log_prior), 0.0), axis=-1)
+  is_pass = (action == out.weights.shape[-1] - 1) if game in rules.GO_SIZES else jnp.zeros(action.shape, bool)
+  return Move(ply=ply, is_pass=is_pass, entropy=entropy, kl=kl, prior_value=out.prior_value)
 
 
 def where_games(mask, new, old):
@@ -101,13 +156,14 @@ def where_games(mask, new, old):
 
 
 def play_chunk(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Actors, replay, key,
-               codec: replay_lib.Codec = replay_lib.Codec()):
-  """Plays `config.chunk_plies` plies in every game; returns (actors, replay, PlayStats). The key is consumed."""
+               codec: replay_lib.Codec = replay_lib.Codec(), game: str = ""):
+  """Plays `config.chunk_plies` plies in every game; returns (actors, replay, (Move, Outcome)), their leaves
+  [T, B] (`chunk_metrics` sums them up). The key is consumed."""
 
   def body(carry, ply_key):
     actors, replay = carry
-    actors, replay, outcome = play_ply(env, search, config, variables, actors, replay, ply_key, codec)
-    return (actors, replay), PlayStats.of(outcome)
+    actors, replay, outcome, move = play_ply(env, search, config, variables, actors, replay, ply_key, codec, game)
+    return (actors, replay), (move, outcome)
 
-  (actors, replay), stats = jax.lax.scan(body, (actors, replay), jax.random.split(key, config.chunk_plies))
-  return actors, replay, jax.tree.map(jnp.sum, stats)
+  (actors, replay), record = jax.lax.scan(body, (actors, replay), jax.random.split(key, config.chunk_plies))
+  return actors, replay, record

@@ -145,35 +145,40 @@ def _shard_step(program: Program, state: TrainState, phase: str = "all"):
   config = program.config
   key, play_key, train_key = jax.random.split(state.key, 3)
   variables = (state.params, state.bn_state)
+  metrics = {}
   if phase == "train":
     actors, replay = state.actors, state.replay
-    stats = selfplay.PlayStats(games=jnp.int32(0), plies=jnp.int32(0), first_player_score=jnp.float32(0))
   else:
-    actors, replay, stats = selfplay.play_chunk(program.env, program.search, config.selfplay, variables,
-                                                state.actors, state.replay, play_key, program.codec)
+    actors, replay, (moves, outcomes) = selfplay.play_chunk(program.env, program.search, config.selfplay, variables,
+                                                            state.actors, state.replay, play_key, program.codec,
+                                                            config.game)
+    metrics = selfplay.chunk_metrics(moves, outcomes, AXIS)
   update = learner.make_update(program.train_network, program.optimizer, config.train, AXIS)
   per_lane = config.train.batch_size // config.selfplay.batch_size
 
+  # Train only once every lane holds a finished game. A minibatch takes the same number of rows from
+  # every lane, and an empty lane's rows (weight 0) would still enter the batch-norm moments: early
+  # on, hundreds of copies of the empty board beside a few real positions. Normalised by that
+  # batch, the real rows blow up, and within a few updates the value head saturates for good
+  # (issue 16: go9's value head stuck at -1 from step 4). Until then the updates are skipped whole.
+  ready = jax.lax.pmin(jnp.min(replay_lib.size(replay)), AXIS) > 0
+
   def body(carry, update_key):
-    params, bn_state, opt_state = carry
     batch = replay_lib.sample(replay, selfplay.per_game_keys(update_key, actors.slot), per_lane, program.codec)
-    params, bn_state, opt_state, losses = update(params, bn_state, opt_state, batch)
-    return (params, bn_state, opt_state), losses
+    *new, losses = update(*carry, batch)
+    keep = lambda n, o: jnp.where(ready, n, o)
+    return jax.tree.map(keep, tuple(new), carry), jax.tree.map(lambda x: keep(x, 0.0), losses)
 
   updates = 0 if phase == "selfplay" else config.train.updates_per_step
   (params, bn_state, opt_state), losses = learner.scan_updates(
       body, (state.params, state.bn_state, state.opt_state), jax.random.split(train_key, updates))
   losses = jax.tree.map(lambda x: x if updates else jnp.zeros((1,), jnp.float32), losses)
-  stats = jax.tree.map(lambda x: jax.lax.psum(x, AXIS), stats)
-  metrics = {
+  metrics.update({
       "loss": losses.total.mean(), "value_loss": losses.value.mean(), "policy_loss": losses.policy.mean(),
-      "l2": losses.l2.mean(),
-      "learning_rate": learner.learning_rate_schedule(config.train)((state.step + 1) * config.train.updates_per_step
-                                                                     - 1),
-      "games": stats.games, "mean_game_length": stats.plies / jnp.maximum(stats.games, 1),
-      "first_player_score": stats.first_player_score / jnp.maximum(stats.games, 1),
+      "l2": losses.l2.mean(), "updates": ready * updates,
+      "learning_rate": learner.current_learning_rate(opt_state),  # the optimiser's own, at its last update
       "replay_positions": jax.lax.psum(replay_lib.size(replay).sum(), AXIS),
-  }
+  })
   state = TrainState(params=params, bn_state=bn_state, opt_state=opt_state, actors=actors, replay=replay,
                      step=state.step + 1, key=key)
   return state, metrics

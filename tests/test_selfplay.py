@@ -44,17 +44,17 @@ def test_value_targets_match_each_games_outcome_across_chunks(strict_rank_promot
   games = 0
   for c in range(8):
     key = jax.random.PRNGKey(100 + c)
-    actors, replay, stats = chunk(actors, replay, key)
+    actors, replay, record = chunk(actors, replay, key)
     for ply_key in jax.random.split(key, config.chunk_plies):  # the same plies, one at a time, observed on the host
       movers = np.asarray(ref_actors.env.current_player)
-      ref_actors, ref_replay, outcome = ply(ref_actors, ref_replay, ply_key)
+      ref_actors, ref_replay, outcome, _ = ply(ref_actors, ref_replay, ply_key)
       done, rewards = np.asarray(outcome.done), np.asarray(outcome.rewards)  # pgx's own scores
       for lane in range(6):
         current[lane].append(movers[lane])
         if done[lane]:
           expected[lane] += [rewards[lane, m] for m in current[lane]]
           current[lane] = []
-    games += int(stats.games)
+    games += int(selfplay.chunk_metrics(*record)["games"])
   assert games > 6  # several games per lane, many spanning chunk edges
   jax.tree.map(np.testing.assert_array_equal, replay, ref_replay)
   values, sizes = np.asarray(replay.value), np.asarray(replay_lib.size(replay))
@@ -70,7 +70,26 @@ def test_value_targets_match_each_games_outcome_across_chunks(strict_rank_promot
 def test_truncation_at_the_length_cap_is_a_draw():
   env, search, variables, actors, replay = _setup()
   config = SelfPlayConfig(chunk_plies=12, temperature_plies=30, max_plies=4)  # no tic-tac-toe game ends in 4 plies
-  actors, replay, stats = selfplay.play_chunk(env, search, config, variables, actors, replay, jax.random.PRNGKey(5))
-  assert int(stats.games) == 3 * 6 and int(stats.plies) == 4 * 3 * 6
+  actors, replay, record = selfplay.play_chunk(env, search, config, variables, actors, replay, jax.random.PRNGKey(5))
+  metrics = selfplay.chunk_metrics(*record)
+  assert int(metrics["games"]) == 3 * 6 and float(metrics["mean_game_length"]) == 4
+  assert float(metrics["end_cap"]) == 1.0 and float(metrics["draw_rate"]) == 1.0
   assert np.all(np.asarray(replay_lib.size(replay)) == 12)
   np.testing.assert_array_equal(replay.value[:, :12], 0.0)
+
+
+def test_chunk_metrics_count_games_endings_and_a_saturated_value_head():
+  """Two plies of two games: game 0 ends by double pass at ply 12, game 1 by a win for its first mover at 40."""
+  T, B = 2, 2
+  moves = selfplay.Move(ply=jnp.array([[11, 39], [0, 40]]), is_pass=jnp.array([[True, False], [False, False]]),
+                        entropy=jnp.ones((T, B)), kl=jnp.full((T, B), 0.5),
+                        prior_value=jnp.array([[-1.0, -1.0], [0.2, -0.5]]))
+  outcomes = selfplay.Outcome(done=jnp.array([[True, False], [False, True]]), plies=jnp.array([[12, 40], [1, 41]]),
+                              rewards=jnp.array([[[-1.0, 1.0], [0.0, 0.0]], [[0.0, 0.0], [1.0, -1.0]]]),
+                              first=jnp.zeros((T, B), jnp.int32), ending=jnp.array([[3, 0], [0, 0]]))
+  m = {k: float(v) for k, v in selfplay.chunk_metrics(moves, outcomes).items()}
+  assert m["games"] == 2 and m["mean_game_length"] == (12 + 41) / 2 and m["game_length_p50"] == (12 + 41) / 2
+  assert m["end_double_pass"] == 0.5 and m["end_win"] == 0.5 and m["early_pass_end"] == 0.5
+  assert m["first_player_win"] == 0.5 and m["second_player_win"] == 0.5 and m["draw_rate"] == 0
+  assert m["value_saturated"] == 0.5 and m["value_saturated_second"] == 1.0 and m["value_saturated_first"] == 0.0
+  assert m["pass_rate_0_30"] == 0.5 and m["pass_rate_30_60"] == 0.0 and m["search_kl"] == 0.5

@@ -25,7 +25,27 @@ def test_train_step_compiles_once():
     state, metrics = step(state)
   assert step._cache_size() == 1
   assert int(state.step) == 3
-  assert float(metrics["games"]) >= 0 and np.isfinite(float(metrics["loss"]))
+  # 8 games x 12 plies: every tic-tac-toe game (5-9 plies) has ended at least once.
+  assert float(metrics["games"]) >= 1 and 5 <= float(metrics["mean_game_length"]) <= 9
+  assert float(metrics["updates"]) == 1 and np.isfinite(float(metrics["loss"])) and float(metrics["loss"]) > 0
+
+
+def test_no_update_until_every_lane_holds_a_finished_game():
+  """Rows of an empty lane would enter the batch-norm moments (the cause of go9's dead value head)."""
+  program = azjax.build(_smoke("tictactoe", "train.updates_per_step=2"))  # 4 plies a step, games last 5-9
+  mesh = azjax.make_mesh()
+  state = azjax.init_state(program, mesh)
+  step = azjax.make_train_step(program, mesh)
+  before = jax.device_get((state.params, state.bn_state, state.opt_state))
+  state, metrics = step(state)
+  assert float(metrics["updates"]) == 0 and float(metrics["loss"]) == 0
+  jax.tree.map(np.testing.assert_array_equal, before, jax.device_get((state.params, state.bn_state,
+                                                                       state.opt_state)))
+  for _ in range(2):  # 12 plies: every game has ended
+    state, metrics = step(state)
+  assert float(metrics["updates"]) == 2 and float(metrics["loss"]) > 0
+  changed = jax.tree.map(lambda a, b: not np.array_equal(a, b), before[0], jax.device_get(state.params))
+  assert all(jax.tree.leaves(changed))
 
 
 def _restore(run_dir, config):

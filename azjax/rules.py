@@ -1,0 +1,99 @@
+"""The moves the search may consider: pgx's legal moves, optionally narrowed by Go's pass rule.
+
+Every search (self-play, arena, agents, engines) masks with `legal_moves`, at the root and at
+every node, so all of them play by the same rule; `masked_logits` is the one masking of logits.
+
+Go's early-pass collapse (issue 16): under pgx's rules pass is always legal, and with komi 7.5 a
+double pass on an almost empty board wins for white; a young network learns to pass at once and
+self-play collapses into 15-30-ply games. `search.go_pass = "eyes"` keeps pass out of the search
+until the opponent has just passed or every other legal move would fill one of the mover's own
+one-point eyes: the rule of the random playouts of Monte-Carlo Go (MoGo, Gelly et al. 2006,
+"Modification of UCT with patterns in Monte-Carlo Go", INRIA RR-6062, section 3; the minigo and
+Pachi playout policies too), where a game ends only once the board is settled, so its
+Tromp-Taylor score is the real one. `"pgx"` keeps pass always legal (the papers' rules).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pgx
+
+
+from azjax.config import GO_PASS_RULES
+GO_SIZES = {"go9": 9, "go": 19}
+
+
+def masked_logits(logits: chex.Array, legal: chex.Array) -> chex.Array:
+  """Logits with the illegal moves at the dtype's lowest value (STYLE: never a magic -1e9)."""
+  return jnp.where(legal, logits, jnp.finfo(logits.dtype).min)
+
+
+@functools.cache
+def _neighbours(size: int) -> np.ndarray:
+  """[size^2, 4] the orthogonal neighbours of each point, -1 off the board."""
+  out = np.full((size * size, 4), -1, np.int32)
+  for p in range(size * size):
+    r, c = divmod(p, size)
+    for k, (dr, dc) in enumerate(((-1, 0), (1, 0), (0, -1), (0, 1))):
+      if 0 <= r + dr < size and 0 <= c + dc < size:
+        out[p, k] = (r + dr) * size + c + dc
+  return out
+
+
+def own_eyes(board: chex.Array, color: chex.Array, size: int) -> chex.Array:
+  """_unbatched_ [size^2] bool: empty points whose every on-board neighbour is a stone of `color`.
+
+  `board` is pgx's (black > 0, white < 0, empty 0); `color` 0 is black, 1 white."""
+  nbr = jnp.asarray(_neighbours(size))
+  sign = jnp.where(color == 0, 1, -1)
+  mine = jnp.concatenate([board * sign > 0, jnp.array([True])])[nbr]  # off-board (-1) reads the True
+  return (board == 0) & mine.all(axis=-1)
+
+
+def go_pass_allowed(state: pgx.State, size: int) -> chex.Array:
+  """_unbatched_: the opponent just passed, or every legal non-pass move fills one of the mover's eyes."""
+  x = state._x  # pgx Go's game state (board, consecutive passes, colour)
+  board_moves = state.legal_action_mask[:-1] & ~own_eyes(x.board, x.color, size)
+  return (x.consecutive_pass_count > 0) | ~board_moves.any()
+
+
+def make_legal_moves(game: str, go_pass: str = "pgx"):
+  """`legal_moves(states [B]) -> [B, A] bool`: the moves search considers under `go_pass`."""
+  if go_pass not in GO_PASS_RULES:
+    raise ValueError(f"go_pass={go_pass!r}: one of {', '.join(GO_PASS_RULES)}")
+  if go_pass == "pgx" or game not in GO_SIZES:
+    return lambda state: state.legal_action_mask
+
+  def legal_moves(state):
+    allowed = jax.vmap(functools.partial(go_pass_allowed, size=GO_SIZES[game]))(state)
+    return state.legal_action_mask.at[:, -1].set(state.legal_action_mask[:, -1] & allowed)
+
+  return legal_moves
+
+
+# How a finished game ended, one code per game (self-play's diagnostics count them).
+ENDINGS = ("win", "draw", "cap", "double_pass", "repetition")
+# The plies at which pgx ends a game as over the length cap: 2 x points on Go boards, 512 in chess and shogi.
+PGX_CAPS = {"go9": 162, "go": 722, "chess": 512, "shogi": 512}
+
+
+def ending(game: str, state: pgx.State, ply: chex.Array, max_plies: int = 0) -> chex.Array:
+  """[B] int32 index into ENDINGS of how each game ended at `state` (valid where it ended), after `ply` plies.
+
+  "win": checkmate, a Go score or any other decisive end; "draw": any other drawn end (stalemate,
+  50-move rule, insufficient material, ...); "cap": the game's or the config's length cap, or pgx's
+  truncation; "double_pass": Go's two passes in a row; "repetition": chess's threefold repetition."""
+  cap = jnp.minimum(PGX_CAPS.get(game, 1 << 30), max_plies if max_plies > 0 else 1 << 30)
+  code = jnp.where((state.rewards != 0).any(-1), 0, 1)
+  if game == "chess":  # pgx keeps the position hashes newest first; three equal ones end the game
+    history = state._x.hash_history
+    repeats = (history == history[:, :1]).all(-1).sum(-1) - 1
+    code = jnp.where(repeats >= 2, 4, code)
+  if game in GO_SIZES:
+    code = jnp.where(state._x.consecutive_pass_count >= 2, 3, code)
+  return jnp.where(state.truncated | (ply >= cap), 2, code).astype(jnp.int32)
