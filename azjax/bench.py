@@ -20,6 +20,7 @@ import jax.numpy as jnp
 
 from azjax import learner, selfplay, train_step as train_lib
 from azjax.config import Config
+from azjax.network import make_network
 from azjax.replay import Batch
 
 
@@ -108,12 +109,13 @@ def training_floor(program, repeats: int) -> tuple[float, float]:
   batch = Batch(obs=obs, policy=jnp.full((obs.shape[0], program.num_actions), 1.0 / program.num_actions),
                 legal=jnp.ones((obs.shape[0], program.num_actions), bool), value=jnp.zeros(obs.shape[0]),
                 weight=jnp.ones(obs.shape[0]))
-  params, bn_state = program.network.init(jax.random.PRNGKey(1), obs[:1])
-  update = learner.make_update(program.network, program.optimizer, c.train)
+  network = make_network(c.network, program.num_actions)  # the training network (float32), on one device
+  params, bn_state = network.init(jax.random.PRNGKey(1), obs[:1])
+  update = learner.make_update(network, program.optimizer, c.train)
 
-  def loop(carry):  # the updates as train_step runs them (written out on CPU: see learner.scan_updates)
+  def loop(carry):  # the updates as train_step runs them (train.update_loop: see learner.scan_updates)
     return learner.scan_updates(lambda s, _: (update(*s, batch)[:3], None), carry,
-                                jnp.arange(c.train.updates_per_step))[0]
+                                jnp.arange(c.train.updates_per_step), c.train.update_loop)[0]
 
   carry = (params, bn_state, program.optimizer.init(params))
   flops = _flops(jax.jit(lambda s: update(*s, batch)).lower(carry).compile())

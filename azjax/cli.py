@@ -50,7 +50,7 @@ def main(game: str, argv=None) -> int:
   """Runs an experiment; returns the exit code (2 for bad input, with one clear message)."""
   args = parser(game).parse_args(argv)
   from azjax import checkpoint as ckpt
-  from azjax.loop import train
+  from azjax.loop import DivergenceError, train
   from azjax.presets import preset
   overrides = list(args.overrides) + ([f"seed={args.seed}"] if args.seed is not None else [])
   try:
@@ -75,6 +75,9 @@ def main(game: str, argv=None) -> int:
   except (ConfigError, ckpt.CheckpointError) as e:
     print(f"error: {e}", file=sys.stderr)
     return 2
+  except DivergenceError as e:
+    print(f"error: {e}", file=sys.stderr)
+    return 3
   print(f"run directory: {result.run_dir}")
   print(f"trained {result.step} steps in {result.seconds:.1f} s")
   if result.evaluation is not None:

@@ -18,6 +18,7 @@ SEARCH_ALGORITHMS = ("puct", "gumbel")
 OPTIMIZERS = ("sgd", "adam")
 INFERENCE_DTYPES = ("float32", "bfloat16")
 GO_PASS_RULES = ("pgx", "eyes")  # rules.py
+UPDATE_LOOPS = ("auto", "scan", "unrolled")
 
 
 class ConfigError(ValueError):
@@ -86,6 +87,9 @@ class TrainConfig:
   momentum: float = 0.9  # sgd only
   l2: float = 1e-4  # c in eq. 1
   num_steps: int = 100  # train_steps in a run
+  # The updates of a train_step as a loop (scan: what accelerators run) or written out (unrolled: XLA:CPU
+  # runs gradient convolutions in loops ~60x slower); auto = unrolled on CPU, scan elsewhere.
+  update_loop: str = "auto"
 
 
 @_section
@@ -245,6 +249,8 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
          f"one of {', '.join(SEARCH_ALGORITHMS)}")
   _check(c.search.go_pass in GO_PASS_RULES, "search.go_pass", c.search.go_pass, f"one of {', '.join(GO_PASS_RULES)}")
   _check(c.train.optimizer in OPTIMIZERS, "train.optimizer", c.train.optimizer, f"one of {', '.join(OPTIMIZERS)}")
+  _check(c.train.update_loop in UPDATE_LOOPS, "train.update_loop", c.train.update_loop,
+         f"one of {', '.join(UPDATE_LOOPS)}")
   _check(c.network.inference_dtype in INFERENCE_DTYPES, "network.inference_dtype", c.network.inference_dtype,
          f"one of {', '.join(INFERENCE_DTYPES)}")
   for name in ("network.blocks", "network.channels", "network.value_hidden", "network.policy_channels",

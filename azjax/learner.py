@@ -59,16 +59,24 @@ def data_loss_sums(logits, value, batch: Batch):
   return jnp.sum(batch.weight * jnp.square(batch.value - value)), jnp.sum(batch.weight * cross_entropy)
 
 
-def scan_updates(body, carry, xs):
-  """`jax.lax.scan(body, carry, xs)` for the loop of updates; on CPU written out as straight-line code.
+def update_loop_form(form: str) -> str:
+  """`train.update_loop` resolved for this backend: "auto" is "unrolled" on CPU and "scan" elsewhere."""
+  if form != "auto":
+    return form
+  return "unrolled" if jax.default_backend() == "cpu" else "scan"
 
-  XLA:CPU runs gradient convolutions inside a loop about 60x slower than outside one (measured on
-  this project's 2-core machine, jax 0.10.2: one update of a 6x128 network on 9x9 boards, batch
-  128, 1.8 s alone and 122 s as a one-step scan, even with unroll=True, which leaves a one-step
-  loop). Forward convolutions are not affected. Written out, the updates are the same computation;
-  elsewhere the loop stays a loop, which compiles faster."""
+
+def scan_updates(body, carry, xs, form: str = "auto"):
+  """`jax.lax.scan(body, carry, xs)` for the loop of updates, as a loop ("scan") or written out ("unrolled").
+
+  The same computation either way (tests/test_learner.py checks they agree). XLA:CPU runs gradient
+  convolutions inside a loop about 60x slower than outside one (measured on this project's 2-core
+  machine, jax 0.10.2: one update of a 6x128 network on 9x9 boards, batch 128, 1.8 s alone and
+  122 s as a one-step scan, even with unroll=True, which leaves a one-step loop); forward
+  convolutions are not affected. Accelerators keep the loop, which compiles faster. `form` is
+  `train.update_loop`; "auto" picks by backend (`update_loop_form`)."""
   n = jax.tree.leaves(xs)[0].shape[0]
-  if jax.default_backend() != "cpu" or n == 0:
+  if update_loop_form(form) == "scan" or n == 0:
     return jax.lax.scan(body, carry, xs)
   outs = []
   for i in range(n):

@@ -21,12 +21,28 @@ from pathlib import Path
 import jax
 from tqdm.auto import tqdm
 
-from azjax import arena, checkpoint as ckpt, evaluation, train_step as train_lib
+from azjax import arena, budget, checkpoint as ckpt, evaluation, train_step as train_lib
 from azjax.agent import Agent
 from azjax.config import Config, validate
 
 # Fields that fix the shapes of the saved state: a resumed run must keep them.
 STRUCTURAL_FIELDS = ("game", "network", "selfplay.batch_size", "replay.window", "replay.compact", "train.optimizer")
+
+
+class DivergenceError(RuntimeError):
+  """The run produced a non-finite loss or parameters; it stopped without checkpointing that state."""
+
+
+def check_finite(step: int, metrics: dict, last_checkpoint) -> None:
+  """Raises DivergenceError naming the step and the quantity if a step's loss or parameters are not finite."""
+  flags = jax.device_get({k: metrics[k] for k in ("finite_loss", "finite_params")})
+  bad = [k.removeprefix("finite_") for k, v in flags.items() if not bool(v.all())]
+  if bad:
+    where = f"step {last_checkpoint}" if last_checkpoint is not None else "none yet"
+    raise DivergenceError(
+        f"step {step}: the {' and the '.join(bad)} {'is' if len(bad) == 1 else 'are'} not finite; the run stopped "
+        f"and saved nothing of it (latest good checkpoint: {where}). Resume from it with --resume, e.g. with "
+        "--set train.learning_rate=<lower>")
 
 
 @dataclasses.dataclass
@@ -109,12 +125,18 @@ def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: b
 
   program = train_lib.build(config)
   mesh = train_lib.make_mesh(devices)
+  # Refuse a config too big for the machine before the long wait: the state's size is known at once,
+  # the step's temporaries once XLA has compiled it (the compiled step is the one the loop runs).
+  abstract = train_lib.abstract_state(program)
+  budget.check(config, budget.estimate(config, abstract, mesh.size))
+  train_step = train_lib.make_train_step(program, mesh).lower(abstract).compile()
+  memory = budget.estimate(config, abstract, mesh.size, compiled=train_step)
+  budget.check(config, memory)
   if resume and mngr.latest_step() is not None:
     meta = ckpt.read_meta(mngr)
     if meta["game"] != config.game:
       raise ckpt.CheckpointError(f"the checkpoint is of {meta['game']}, not {config.game}")
     check_compatible(ckpt.config_from_meta(meta), config)
-    abstract = train_lib.abstract_state(program)
     state = ckpt.restore_state(mngr, abstract, train_lib.state_shardings(abstract, mesh))
   else:
     state = train_lib.init_state(program, mesh)
@@ -124,12 +146,14 @@ def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: b
   log = _logger(run_dir)
   log.info("%s %s on %d %s device(s), from step %d", "resuming" if step else "starting", config.game,
            len(devices), devices[0].platform, step)
+  log.info("%s", memory)
+  if progress:
+    print(memory, flush=True)
   metrics_csv = _Csv(run_dir / "metrics.csv", step)
   evals_csv = _Csv(run_dir / "evals.csv", step)
   from tensorboardX import SummaryWriter  # imported here: only runs write event files
   writer = SummaryWriter(str(run_dir / "tb"), purge_step=step if step else None)
 
-  train_step = train_lib.make_train_step(program, mesh)
   positions_per_step = config.selfplay.batch_size * config.selfplay.chunk_plies
   bar = tqdm(total=config.train.num_steps, initial=step, disable=not progress, unit="step", dynamic_ncols=True)
   pending, last_row, final = [], {}, None
@@ -186,16 +210,21 @@ def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: b
     return result, now
 
   try:
+    previous = None
     while step < config.train.num_steps:
       state, metrics = train_step(state)
       step += 1
       pending.append((step, metrics))
       bar.update(1)
+      if previous is not None:  # the step before this one has finished: reading its flags does not stall
+        check_finite(*previous, mngr.latest_step())
+      previous = (step, metrics)
       last = step == config.train.num_steps
       if step % config.run.log_every == 0 or last:
         flush(keep_newest=not last)
       evaluating = (config.run.eval_every and step % config.run.eval_every == 0) or last
       if step % config.run.checkpoint_every == 0 or evaluating:
+        check_finite(step, metrics, mngr.latest_step())  # never checkpoint a diverged state
         flush(keep_newest=False)  # every logged row up to a checkpoint survives a crash after it
         ckpt.save(mngr, state, config)  # an evaluated network is always on disk: later evaluations play it
       if evaluating:
@@ -204,6 +233,10 @@ def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: b
           callback(run_dir, step)
         bar.write(f"step {step}: Elo {now['elo']:.0f} ({now['elo_lo']:.0f} to {now['elo_hi']:.0f}); "
                   f"against uniform random: {final}")
+  except DivergenceError as e:
+    flush(keep_newest=False)  # the rows up to the bad step show how it diverged
+    log.error("%s", e)
+    raise
   finally:
     bar.close()
     writer.close()

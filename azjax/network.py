@@ -75,7 +75,9 @@ def make_network(config: NetworkConfig, num_actions: int, axis_name: str | None 
     if dtype == "float32":
       return transformed.apply(params, bn_state, obs.astype(jnp.float32), is_training)
     low = functools.partial(jax.tree.map, lambda x: x.astype(dtype))
-    (logits, value), _ = transformed.apply(low(params), low(bn_state), obs.astype(dtype), is_training)
-    return (logits.astype(jnp.float32), value.astype(jnp.float32)), bn_state
+    (logits, value), new_state = transformed.apply(low(params), low(bn_state), obs.astype(dtype), is_training)
+    # Training updates the batch-norm averages: they come back in float32. Inference leaves them as they were.
+    new_state = jax.tree.map(lambda new, old: new.astype(old.dtype), new_state, bn_state) if is_training else bn_state
+    return (logits.astype(jnp.float32), value.astype(jnp.float32)), new_state
 
   return Network(init, apply)

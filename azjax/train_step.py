@@ -143,7 +143,7 @@ def _shard_step(program: Program, state: TrainState, phase: str = "all"):
 
   `phase` "selfplay" or "train" runs only that half (benchmarks time each alone)."""
   config = program.config
-  key, play_key, train_key = jax.random.split(state.key, 3)
+  key, play_key, train_key, probe_key = jax.random.split(state.key, 4)
   variables = (state.params, state.bn_state)
   metrics = {}
   if phase == "train":
@@ -171,17 +171,33 @@ def _shard_step(program: Program, state: TrainState, phase: str = "all"):
 
   updates = 0 if phase == "selfplay" else config.train.updates_per_step
   (params, bn_state, opt_state), losses = learner.scan_updates(
-      body, (state.params, state.bn_state, state.opt_state), jax.random.split(train_key, updates))
+      body, (state.params, state.bn_state, state.opt_state), jax.random.split(train_key, updates),
+      config.train.update_loop)
   losses = jax.tree.map(lambda x: x if updates else jnp.zeros((1,), jnp.float32), losses)
   metrics.update({
       "loss": losses.total.mean(), "value_loss": losses.value.mean(), "policy_loss": losses.policy.mean(),
       "l2": losses.l2.mean(), "updates": ready * updates,
       "learning_rate": learner.current_learning_rate(opt_state),  # the optimiser's own, at its last update
       "replay_positions": jax.lax.psum(replay_lib.size(replay).sum(), AXIS),
+      # Divergence checks the loop reads every step (loop.check_finite): 1.0 while all is well.
+      "finite_loss": jnp.isfinite(losses.total).all().astype(jnp.float32),
+      "finite_params": _usable(program, params, bn_state, replay, actors, probe_key).astype(jnp.float32),
   })
   state = TrainState(params=params, bn_state=bn_state, opt_state=opt_state, actors=actors, replay=replay,
                      step=state.step + 1, key=key)
   return state, metrics
+
+
+def _usable(program: Program, params, bn_state, replay, actors, key) -> chex.Array:
+  """[] bool: the parameters are finite and still evaluate positions to finite numbers.
+
+  Finite is not enough: an exploding update leaves weights near 1e30 that are finite yet overflow
+  the next forward pass. One position per lane, in inference mode, costs little."""
+  finite = jnp.all(jnp.array([jnp.isfinite(p).all() for p in jax.tree.leaves(params)]))
+  batch = replay_lib.sample(replay, selfplay.per_game_keys(key, actors.slot), 1, program.codec)
+  (logits, value), _ = program.train_network.apply(params, bn_state, batch.obs, False)
+  usable = finite & jnp.isfinite(logits).all() & jnp.isfinite(value).all()
+  return jax.lax.pmin(usable.astype(jnp.int32), AXIS) > 0
 
 
 def make_train_step(program: Program, mesh: Mesh, seeds: int = 0, phase: str = "all"):

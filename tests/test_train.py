@@ -1,3 +1,4 @@
+import dataclasses
 import json
 import os
 import subprocess
@@ -152,3 +153,52 @@ def test_four_devices_match_one_device():
   r = subprocess.run([sys.executable, "-c", SHARDING_SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True,
                      timeout=600)
   assert "EQUIVALENT" in r.stdout, r.stderr[-3000:]
+
+
+def test_divergence_stops_the_run_and_keeps_the_last_good_checkpoint(tmp_path):
+  """A learning rate of 1e30 turns the loss to inf, then nan: the run stops at once and checkpoints none of it."""
+  run = tmp_path / "run"
+  good = _smoke("tictactoe", "train.num_steps=3", "run.checkpoint_every=1")
+  azjax.train(good, run, progress=False)
+  env = dict(os.environ, JAX_PLATFORMS="cpu")
+  r = subprocess.run([sys.executable, "-m", "experiments.tictactoe", "--resume", str(run), "--no-progress",
+                      "--set", "train.learning_rate=1e30", "--set", "train.num_steps=30"],
+                     cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+  assert r.returncode == 3, r.stderr[-2000:]
+  message = r.stderr.strip().splitlines()[-1]
+  assert "not finite" in message and "latest good checkpoint" in message, message
+  bad_step = int(message.split("step ")[1].split(":")[0])
+  assert bad_step <= 5  # stopped within a step or two of the first non-finite update
+  mngr = ckpt.manager(run / "checkpoints")
+  assert max(mngr.all_steps()) < bad_step
+  state = _restore(run, good)
+  assert all(np.isfinite(x).all() for x in jax.tree.leaves(jax.device_get(state.params)))
+  # Resume from the good checkpoint with a sane learning rate: it trains on.
+  fixed = azjax.apply_overrides(good, ["train.num_steps=5"])
+  assert azjax.train(fixed, run, resume=True, progress=False).step == 5
+
+
+def test_a_config_too_big_for_the_machine_is_refused_at_once(tmp_path):
+  """Chess at the paper's window (160M positions) needs hundreds of GB: refused before any compile."""
+  import time
+  config = azjax.preset("chess", "paper")
+  started = time.time()
+  with pytest.raises(azjax.ConfigError, match=r"replay.window.*does not fit; at most \d+ positions") as e:
+    azjax.train(config, tmp_path / "big", progress=False)
+  assert time.time() - started < 60
+  fits = int(str(e.value).split("at most ")[1].split()[0])
+  assert 0 < fits < config.replay.window and fits % config.selfplay.batch_size == 0
+
+
+def test_memory_estimate_against_the_compiled_step():
+  program = azjax.build(_smoke())
+  mesh = azjax.make_mesh()
+  abstract = train_lib.abstract_state(program)
+  compiled = azjax.make_train_step(program, mesh).lower(abstract).compile()
+  from azjax import budget
+  e = budget.estimate(program.config, abstract, mesh.size, compiled=compiled)
+  assert e.state == budget.nbytes(abstract) and 0 < e.replay < e.state and e.temp > 0
+  assert "GB of state" in str(e)
+  small = dataclasses.replace(e, available=e.state + e.temp // 2)
+  with pytest.raises(azjax.ConfigError, match="replay.window|selfplay.batch_size"):
+    budget.check(program.config, small)

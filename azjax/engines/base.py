@@ -1,16 +1,21 @@
 """What the UCI, USI and GTP engines share: the command loop, searching one position, time.
 
 The loop never dies on input: a command that fails answers in the protocol's
-error form and the engine reads the next line. Searches have a fixed number
-of simulations (the checkpoint's, or --simulations). A time limit picks the
-largest rung of a small ladder (the full count, a quarter, a sixteenth) that
-the measured speed says fits; all rungs compile at the first `isready`, so a
-clock never pays for compilation after that.
+error form and the engine reads the next line (undecodable bytes included).
+Searches have a fixed number of simulations (the checkpoint's, or
+--simulations). A time or node limit picks the largest rung of a small ladder
+(the full count, a quarter, a sixteenth) that the measured speed says fits; all
+rungs, and a move of the game, compile at the first `isready` (GTP: before the
+first answer), so a clock never pays for compilation after that.
+
+UCI and USI differ only in their words, which `SearchingEngine`'s subclasses
+set as class attributes.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import sys
 import threading
@@ -19,8 +24,15 @@ from typing import Callable, TextIO
 
 import jax
 import numpy as np
+import pgx
 
 from azjax.agent import Agent, load_agent
+from azjax.engines.positions import IllegalMove, Position
+from azjax.network import make_network
+from azjax.search import make_search
+
+MAX_SIMULATIONS = 100_000  # a search tree holds simulations x actions numbers: more would not fit in memory
+MAX_ERROR_CHARS = 200  # an error quotes at most this much of what it was sent
 
 
 class ProtocolError(ValueError):
@@ -31,6 +43,19 @@ def value_to_cp(value: float) -> int:
   """Centipawns for a value in [-1, 1] via the logistic model: 0.5 expected score is 0, 0.76 is +200."""
   p = min(max((value + 1.0) / 2.0, 1e-4), 1.0 - 1e-4)
   return int(round(400.0 * math.log10(p / (1.0 - p))))
+
+
+@functools.cache
+def _search_in(env: pgx.Env, game: str, network_config, search_config, simulations: int):
+  """Agent.search with the game stepped in `env` (the engines' Go, with its longer cap) instead of training's."""
+  network = make_network(network_config, env.num_actions, dtype=network_config.inference_dtype)
+  search = make_search(env, network, search_config, game, simulations)
+
+  def run(variables, key, state):
+    out = search(variables, jax.random.split(key, state.current_player.shape[0]), state, noise=False)
+    return out.weights, out.value
+
+  return jax.jit(run)
 
 
 class Thinker:
@@ -47,32 +72,43 @@ class Thinker:
     s = self.simulations
     return sorted({max(1, s // 16), max(1, s // 4), s})
 
-  def think(self, state, simulations: int) -> tuple[np.ndarray, float, float]:
-    """(search policy [A], root value for the mover, seconds) of one search of `simulations`."""
+  def think(self, state, simulations: int, env: pgx.Env | None = None) -> tuple[np.ndarray, float, float]:
+    """(search policy [A], root value for the mover, seconds) of one search of `simulations`.
+
+    `env` is the one the state was made in, when not the agent's own (a Position's `env`)."""
     self.searches += 1
     batch = jax.tree.map(lambda x: x[None], state)
+    key = jax.random.fold_in(self.key, self.searches)
     started = time.perf_counter()
-    weights, value = self.agent.search(batch, jax.random.fold_in(self.key, self.searches),
-                                       num_simulations=simulations)
+    if env is None or env is self.agent.env:
+      weights, value = self.agent.search(batch, key, num_simulations=simulations)
+    else:
+      config = self.agent.config
+      search = _search_in(env, config.game, config.network, config.search, simulations)
+      weights, value = search((self.agent.params, self.agent.bn_state), key, batch)
     weights, value = jax.device_get((weights[0], value[0]))
     seconds = time.perf_counter() - started
     self.seconds_per_sim[simulations] = seconds / simulations
     return np.asarray(weights), float(value), seconds
 
-  def warm_up(self, state) -> None:
-    for sims in self.ladder():
+  def warm_up(self, state, env: pgx.Env | None = None, sizes: list[int] | None = None) -> None:
+    """Compiles and times the searches of `sizes` (default: the whole ladder)."""
+    for sims in sizes or self.ladder():
       if sims not in self.seconds_per_sim:
-        self.think(state, sims)  # compiles
-        self.think(state, sims)  # times
+        self.think(state, sims, env)  # compiles
+        self.think(state, sims, env)  # times
 
   def simulations_for(self, seconds: float | None, nodes: int | None = None) -> int:
-    """The search size for a limit: `nodes` exactly, else the largest rung that fits `seconds`."""
-    if nodes:
-      return max(1, nodes)
-    if seconds is None:
-      return self.simulations
+    """The search size for a limit: the largest rung within `nodes` or that fits `seconds`, else the smallest.
+
+    Only rungs are searched, so no search compiles after the warm-up (an arbitrary node count would)."""
     rungs = self.ladder()
-    fits = [r for r in rungs if r * self.seconds_per_sim.get(r, math.inf) <= seconds]
+    if nodes:
+      fits = [r for r in rungs if r <= nodes]
+    elif seconds is None:
+      return self.simulations
+    else:
+      fits = [r for r in rungs if r * self.seconds_per_sim.get(r, math.inf) <= seconds]
     return fits[-1] if fits else rungs[0]
 
 
@@ -88,12 +124,14 @@ def clock_budget(time_left_ms: float | None, increment_ms: float = 0.0, moves_to
 
 
 class Engine:
-  """A line protocol engine: subclasses fill `commands` and say how errors look."""
+  """A line protocol engine: subclasses fill `commands` and say how answers and errors look."""
+
+  unknown_text = "unknown command: {line}"
 
   def __init__(self, out: TextIO = sys.stdout):
     self.out = out
     self._lock = threading.Lock()
-    self.commands: dict[str, Callable[[list[str]], None]] = {}
+    self.commands: dict[str, Callable[[list[str]], str | None]] = {}
     self.running = True
 
   def send(self, text: str) -> None:
@@ -104,25 +142,26 @@ class Engine:
   def error(self, message: str) -> None:
     raise NotImplementedError
 
+  def answer(self, result: str | None) -> None:
+    """What a command returned; UCI and USI commands answer by themselves."""
+
   def handle(self, line: str) -> bool:
     """Carries out one command line; returns False once the engine should quit."""
-    words = line.strip().split()
+    return self.run(line.split())
+
+  def run(self, words: list[str]) -> bool:
     if not words:
       return self.running
     try:
       command = self.commands.get(words[0])
       if command is None:
-        self.unknown(words)
-      else:
-        command(words[1:])
+        raise ProtocolError(self.unknown_text.format(line=" ".join(words)[:80]))
+      self.answer(command(words[1:]))
     except ProtocolError as e:
-      self.error(str(e))
+      self.error(printable(str(e)))
     except Exception as e:  # noqa: BLE001  (the engine must outlive any command)
-      self.error(f"internal error in {words[0]!r}: {type(e).__name__}: {e}")
+      self.error(printable(f"internal error in {words[0]!r}: {type(e).__name__}: {e}"))
     return self.running
-
-  def unknown(self, words: list[str]) -> None:
-    self.error(f"unknown command: {' '.join(words)[:80]}")
 
   def loop(self, lines) -> None:
     for line in lines:
@@ -134,14 +173,20 @@ class Engine:
     pass
 
 
-def engine_args(description: str, argv=None) -> argparse.Namespace:
+def printable(text: str) -> str:
+  """One line of at most MAX_ERROR_CHARS printable characters (an error may quote a hostile input)."""
+  text = "".join(c if c.isprintable() else "?" for c in text)
+  return text if len(text) <= MAX_ERROR_CHARS else text[:MAX_ERROR_CHARS - 3] + "..."
+
+
+def engine_parser(description: str) -> argparse.ArgumentParser:
   parser = argparse.ArgumentParser(description=description)
   parser.add_argument("--checkpoint", required=True, help="a run directory, its checkpoints/ or one step's folder")
   parser.add_argument("--step", type=int, default=None, help="checkpoint step (default: the latest)")
   parser.add_argument("--simulations", type=int, default=None,
                       help="simulations per search (default: the checkpoint's own setting)")
   parser.add_argument("--seed", type=int, default=0)
-  return parser.parse_args(argv)
+  return parser
 
 
 def load(args, games: tuple[str, ...]) -> Agent:
@@ -149,27 +194,59 @@ def load(args, games: tuple[str, ...]) -> Agent:
   if agent.config.game not in games:
     raise SystemExit(f"error: {args.checkpoint} holds a {agent.config.game} agent; this engine plays "
                      f"{' or '.join(games)}")
-  if args.simulations is not None and args.simulations < 1:
-    raise SystemExit("error: --simulations must be >= 1")
+  if args.simulations is not None and not 1 <= args.simulations <= MAX_SIMULATIONS:
+    raise SystemExit(f"error: --simulations must be between 1 and {MAX_SIMULATIONS}")
   return agent
 
 
+def thinker_for(args, games: tuple[str, ...]) -> Thinker:
+  return Thinker(load(args, games), args.simulations, args.seed)
+
+
+def serve(engine: Engine, stdin: TextIO = sys.stdin) -> None:
+  """Runs the engine on stdin; bytes that are not UTF-8 arrive as U+FFFD instead of ending the loop."""
+  if hasattr(stdin, "reconfigure"):
+    stdin.reconfigure(errors="replace")
+  engine.loop(stdin)
+
+
 class SearchingEngine(Engine):
-  """UCI and USI: `go` searches in a worker thread, so `isready`, `stop` and `quit` are answered meanwhile."""
+  """UCI and USI: `go` searches in a worker thread, so `isready`, `stop` and `quit` are answered meanwhile.
 
-  resign_word = "(none)"  # the bestmove when there is no legal move
+  A subclass gives the protocol's words: its name (`uci`: `uciok`, `ucinewgame`), the position
+  class and its setup word and field count (`fen`, 6), the `go` arguments, which clock and
+  increment belong to each colour, and the move that means "no legal move"."""
 
-  def __init__(self, thinker: Thinker, new_position: Callable, out: TextIO = sys.stdout):
+  protocol: str
+  position_cls: type[Position]
+  setup_word: str
+  setup_fields: int
+  start_setup: str  # the initial position in the setup notation (the warm-up compiles its reader)
+  go_words: tuple[str, ...]
+  clocks: tuple[tuple[str, str], tuple[str, str]]  # (time, increment) words of colour 0 and colour 1
+  resign_word: str
+  ready_word = "readyok"
+
+  def __init__(self, thinker: Thinker, out: TextIO = sys.stdout):
     super().__init__(out)
     self.thinker = thinker
-    self.new_position = new_position
-    self.position = new_position()
+    self.position = self.position_cls()
     self.warm = False
     self._stop = threading.Event()
     self._worker: threading.Thread | None = None
+    self.commands.update({self.protocol: self.hello, "isready": self.ready, f"{self.protocol}newgame": self.new_game,
+                          "setoption": self.set_option, "position": self.set, "go": self.go, "stop": self.stop,
+                          "quit": self.quit, "ponderhit": lambda a: None})
 
   def error(self, message: str) -> None:
     self.send(f"info string error: {message}")
+
+  def hello(self, _args) -> None:
+    agent = self.thinker.agent
+    self.send(f"id name azjax {agent.config.game} step {agent.step}")
+    self.send("id author the azjax authors")
+    self.send(f"option name Simulations type spin default {self.thinker.simulations} min 1 max {MAX_SIMULATIONS}")
+    self.send(f"{self.protocol}ok")
 
   def searching(self) -> bool:
     return self._worker is not None and self._worker.is_alive()
@@ -182,15 +259,54 @@ class SearchingEngine(Engine):
       self._worker = None
 
   def ready(self, _args) -> None:
+    """Compiles what a search and a move need (once), then answers; a GUI's clock starts after this."""
     if not self.warm and not self.searching():
-      self.thinker.warm_up(self.position.state)
-      self.warm = True
+      try:
+        start = self.position_cls(self.start_setup)  # compiles the setup reader
+        rehearse(start)
+        self.thinker.warm_up(start.state, start.env)
+        self.warm = True
+      except Exception as e:  # noqa: BLE001  (a GUI waits for the answer whatever happens)
+        self.error(printable(f"warm-up failed: {type(e).__name__}: {e}"))
     self.send(self.ready_word)
+
+  def new_game(self, _args) -> None:
+    self.halt()
+    self.position = self.position_cls()
+
+  def set_simulations(self, value: str) -> None:
+    """The `Simulations` option: the full search size (its ladder compiles at the next `isready`)."""
+    try:
+      sims = int(value)
+    except ValueError:
+      raise ProtocolError(f"setoption: Simulations needs a number, not {value!r}") from None
+    if not 1 <= sims <= MAX_SIMULATIONS:
+      raise ProtocolError(f"setoption: Simulations must be between 1 and {MAX_SIMULATIONS}")
+    self.halt()
+    self.thinker.simulations = sims
+    self.warm = False
+
+  def set_option(self, args) -> None:
+    raise NotImplementedError
+
+  def set(self, args) -> None:
+    """position startpos|<setup word> <fields> [moves ...]"""
+    if not args:
+      raise ProtocolError(f"position: expected startpos or {self.setup_word}")
+    moves = args[args.index("moves") + 1:] if "moves" in args else []
+    head = args[:args.index("moves")] if "moves" in args else args
+    if head == ["startpos"]:
+      self.set_position(self.position_cls, moves)
+    elif head[:1] == [self.setup_word] and len(head) == self.setup_fields + 1:
+      setup = " ".join(head[1:])
+      self.set_position(lambda: self.position_cls(setup), moves)
+    else:
+      raise ProtocolError(f"position: expected 'startpos' or '{self.setup_word}' with {self.setup_fields} fields, "
+                          f"then optional 'moves ...'")
 
   def set_position(self, make, moves: list[str]) -> None:
     """Builds the position off to the side: a bad move leaves the current one as it was."""
     self.halt()
-    from azjax.engines.positions import IllegalMove
     try:
       position = make()
       for move in moves:
@@ -198,6 +314,19 @@ class SearchingEngine(Engine):
     except IllegalMove as e:
       raise ProtocolError(f"position not changed: {e}") from None
     self.position = position
+
+  def go(self, args) -> None:
+    try:
+      limits = parse_limits(args, self.go_words)
+    except ProtocolError as e:
+      self.error(printable(f"{e}; searching with the default settings"))
+      limits = {}
+    clock, increment = self.clocks[self.position.color]
+    seconds = clock_budget(limits.get(clock), limits.get(increment, 0), limits.get("movestogo"),
+                           limits.get("movetime"))
+    if limits.get("byoyomi"):
+      seconds = (seconds or 0.0) + 0.8 * limits["byoyomi"] / 1000.0
+    self.start_search(seconds, limits.get("nodes"), bool(limits.get("infinite")))
 
   def start_search(self, seconds: float | None, nodes: int | None, infinite: bool) -> None:
     self.halt()
@@ -215,7 +344,7 @@ class SearchingEngine(Engine):
           self._stop.wait()
         self.send(f"bestmove {self.resign_word}")
         return
-      weights, value, seconds = self.thinker.think(position.state, sims)
+      weights, value, seconds = self.thinker.think(position.state, sims, position.env)
       best = int(legal[np.argmax(weights[legal])])
       move = position.move_of(best)
       self.send(f"info nodes {sims} nps {int(sims / max(seconds, 1e-6))} time {int(seconds * 1000)} "
@@ -224,7 +353,7 @@ class SearchingEngine(Engine):
         self._stop.wait()
       self.send(f"bestmove {move}")
     except Exception as e:  # noqa: BLE001  (a protocol still needs its bestmove)
-      self.error(f"search failed: {type(e).__name__}: {e}")
+      self.error(printable(f"search failed: {type(e).__name__}: {e}"))
       self.send(f"bestmove {self.resign_word}")
 
   def stop(self, _args) -> None:
@@ -238,25 +367,36 @@ class SearchingEngine(Engine):
     self.halt()
 
 
-def parse_limits(args: list[str], names: dict[str, str]) -> dict:
-  """`go` arguments as a dict of ints; `names` maps each protocol word to our key, flags map to True."""
+def rehearse(position: Position) -> None:
+  """Plays a move and takes it back, so the first real move does not compile the game's step."""
+  legal = position.legal_actions()
+  if position.over or len(legal) == 0:
+    return
+  try:
+    position.push(int(legal[0]))
+  except IllegalMove:
+    return
+  position.undo()
+
+
+def parse_limits(args: list[str], names) -> dict:
+  """`go` arguments as a dict of ints; `names` are the protocol's words, flags map to True."""
   limits, i = {}, 0
   while i < len(args):
     word = args[i]
     if word not in names:
       raise ProtocolError(f"go: unknown argument {word!r}")
-    key = names[word]
-    if key in ("infinite", "ponder"):
-      limits[key] = True
+    if word in ("infinite", "ponder"):
+      limits[word] = True
       i += 1
       continue
     if i + 1 >= len(args):
       raise ProtocolError(f"go: {word} needs a number")
     try:
-      limits[key] = int(args[i + 1])
+      limits[word] = int(args[i + 1])
     except ValueError:
       raise ProtocolError(f"go: {word} needs a number, not {args[i + 1]!r}") from None
-    if limits[key] < 0 and key not in ("wtime", "btime"):  # a clock may run negative in some GUIs
+    if limits[word] < 0 and word not in ("wtime", "btime"):  # a clock may run negative in some GUIs
       raise ProtocolError(f"go: {word} must be >= 0")
     i += 2
   return limits

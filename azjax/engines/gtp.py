@@ -13,11 +13,12 @@ regions that touch one colour) minus komi. `genmove` resigns only when
 
 from __future__ import annotations
 
-import argparse
+import math
 import re
 import sys
 
-from azjax.engines.base import Engine, ProtocolError, Thinker, load
+from azjax.engines.base import Engine, ProtocolError, Thinker, engine_parser, rehearse, serve, thinker_for
+from azjax.engines.pgx_private import engine_env
 from azjax.engines.positions import GoPosition, IllegalMove
 
 COLOURS = {"b": 0, "black": 0, "w": 1, "white": 1}
@@ -25,6 +26,7 @@ COLOURS = {"b": 0, "black": 0, "w": 1, "white": 1}
 
 class GtpEngine(Engine):
   version_text = "0.1.0"
+  unknown_text = "unknown command"
 
   def __init__(self, thinker: Thinker, out=sys.stdout, resign: float | None = None):
     super().__init__(out)
@@ -32,8 +34,10 @@ class GtpEngine(Engine):
     self.game = thinker.agent.config.game
     self.resign = resign
     self.komi = 7.5
-    self.position = GoPosition(self.game)
+    self.position = self.new_position()
     self.inserted: list[bool] = []  # per move: was it a pass we inserted to let a colour play out of turn
+    self.ident = ""
+    self.warm = False
     self.commands.update(
         protocol_version=lambda a: "2", name=lambda a: "azjax", version=lambda a: self.version_text,
         known_command=self.known_command, list_commands=lambda a: "\n".join(self.commands),
@@ -41,29 +45,37 @@ class GtpEngine(Engine):
         genmove=self.genmove, undo=self.undo, showboard=lambda a: "\n" + self.position.showboard(),
         final_score=self.final_score, quit=self.quit)
 
-  # GTP frames every answer itself, so `handle` is replaced rather than extended.
+  def new_position(self) -> GoPosition:
+    """A Go game that outlasts pgx's length cap (pgx_private.engine_env)."""
+    return GoPosition(self.game, engine_env(self.game))
+
+  def warm_up(self) -> None:
+    """Compiles a move and the search before the first answer, so no `genmove` pays for compilation."""
+    scratch = self.new_position()
+    rehearse(scratch)
+    self.thinker.warm_up(scratch.state, scratch.env, [self.thinker.simulations])
+    self.warm = True
+
+  # GTP lines may carry an id and comments; every answer is framed `=id ...` or `?id ...` and a blank line.
   def handle(self, line: str) -> bool:
-    line = re.sub(r"[\x00-\x08\x0b-\x1f\x7f]", "", line.split("#", 1)[0]).replace("\t", " ").strip()
-    if not line:
-      return self.running
+    if not self.warm:
+      try:
+        self.warm_up()
+      except Exception:  # noqa: BLE001  (then the first genmove compiles; the engine still answers)
+        self.warm = True
+    line = re.sub(r"[\x00-\x08\x0b-\x1f\x7f]", "", line.split("#", 1)[0]).replace("\t", " ")
     words = line.split()
-    ident = ""
-    if words[0].isdigit():
-      ident, words = words[0], words[1:]
-      if not words:
-        self.send(f"?{ident} missing command\n")
-        return self.running
-    command = self.commands.get(words[0])
-    try:
-      if command is None:
-        raise ProtocolError("unknown command")
-      result = command(words[1:])
-      self.send(f"={ident} {result}".rstrip() + "\n" if result else f"={ident}\n")
-    except ProtocolError as e:
-      self.send(f"?{ident} {e}\n")
-    except Exception as e:  # noqa: BLE001  (the engine must outlive any command)
-      self.send(f"?{ident} internal error: {type(e).__name__}: {e}\n")
-    return self.running
+    self.ident = words.pop(0) if words and words[0].isascii() and words[0].isdigit() else ""
+    if self.ident and not words:
+      self.error("missing command")
+      return self.running
+    return self.run(words)
+
+  def answer(self, result: str | None) -> None:
+    self.send(f"={self.ident} {result}".rstrip() + "\n" if result else f"={self.ident}\n")
+
+  def error(self, message: str) -> None:
+    self.send(f"?{self.ident} {message}\n")
 
   def known_command(self, args) -> str:
     if len(args) != 1:
@@ -71,23 +83,26 @@ class GtpEngine(Engine):
     return "true" if args[0] in self.commands else "false"
 
   def boardsize(self, args) -> str:
-    if len(args) != 1 or not args[0].isdigit():
+    if len(args) != 1 or not (args[0].isascii() and args[0].isdigit()):
       raise ProtocolError("syntax error")
-    if int(args[0]) != self.position.size:
+    if len(args[0]) > 4 or int(args[0]) != self.position.size:
       raise ProtocolError("unacceptable size")
     return self.clear_board([])
 
   def clear_board(self, _args) -> str:
-    self.position = GoPosition(self.game)
+    self.position = self.new_position()
     self.inserted = []
     return ""
 
   def set_komi(self, args) -> str:
     try:
       (komi,) = args
-      self.komi = float(komi)
+      komi = float(komi)
     except ValueError:
       raise ProtocolError("syntax error") from None
+    if not math.isfinite(komi):
+      raise ProtocolError("syntax error")
+    self.komi = komi
     return ""
 
   def _colour(self, word: str) -> int:
@@ -133,7 +148,7 @@ class GtpEngine(Engine):
       return "pass"
     self._turn(colour)
     legal = self.position.legal_actions()
-    weights, value, _ = self.thinker.think(self.position.state, self.thinker.simulations)
+    weights, value, _ = self.thinker.think(self.position.state, self.thinker.simulations, self.position.env)
     if self.resign is not None and value < -self.resign:
       return "resign"
     action = int(legal[weights[legal].argmax()])
@@ -164,15 +179,10 @@ class GtpEngine(Engine):
 
 
 def main(argv=None) -> None:
-  parser = argparse.ArgumentParser(description="azjax as a GTP Go engine")
-  parser.add_argument("--checkpoint", required=True, help="a run directory, its checkpoints/ or one step's folder")
-  parser.add_argument("--step", type=int, default=None)
-  parser.add_argument("--simulations", type=int, default=None)
-  parser.add_argument("--seed", type=int, default=0)
+  parser = engine_parser("azjax as a GTP Go engine")
   parser.add_argument("--resign", type=float, default=None, help="resign when the value is below -RESIGN")
   args = parser.parse_args(argv)
-  engine = GtpEngine(Thinker(load(args, ("go9", "go")), args.simulations, args.seed), resign=args.resign)
-  engine.loop(sys.stdin)
+  serve(GtpEngine(thinker_for(args, ("go9", "go")), resign=args.resign))
 
 
 if __name__ == "__main__":

@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import Callable
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pgx
 
+from azjax.engines import pgx_private
 from azjax.games import make_env
 
 
@@ -39,15 +41,6 @@ def _step(env: pgx.Env):
 @functools.cache
 def _init(env: pgx.Env):
   return jax.jit(env.init)
-
-
-def _host(state: pgx.State) -> dict:
-  x = state._x
-  got = jax.device_get({"mask": state.legal_action_mask, "board": x.board, "color": x.color,
-                        "over": state.terminated | state.truncated, "rewards": state.rewards,
-                        "order": state._player_order, "psk": getattr(x, "is_psk", False)})
-  got["over"] = bool(got["over"])
-  return got
 
 
 @functools.cache
@@ -69,11 +62,11 @@ def _normalise(env: pgx.Env):
 class Position:
   game: str
 
-  def __init__(self, initial: pgx.State | None = None):
-    self.env = make_env(self.game)
+  def __init__(self, initial: pgx.State | None = None, env: pgx.Env | None = None):
+    self.env = env or make_env(self.game)
     initial = _normalise(self.env)(initial) if initial is not None else None
     self.states = [initial if initial is not None else _init(self.env)(jax.random.PRNGKey(0))]
-    self.hosts = [_host(self.states[0])]  # numpy copies of what notation reads: one read-back per move
+    self.hosts = [pgx_private.host(self.states[0])]  # numpy copies of what notation reads: one read-back a move
     self.num_actions = len(self.hosts[0]["mask"])  # (pgx's env.num_actions builds a whole state each call)
     self.moves: list[str] = []
 
@@ -118,7 +111,7 @@ class Position:
       raise IllegalMove(f"action {action} is not legal here")
     move = self.move_of(action)
     self.states.append(_step(self.env)(self.state, np.int32(action)))
-    self.hosts.append(_host(self.states[-1]))
+    self.hosts.append(pgx_private.host(self.states[-1]))
     self.moves.append(move)
 
   def undo(self) -> None:
@@ -141,30 +134,37 @@ class Position:
     raise NotImplementedError
 
 
+class SetupPosition(Position):
+  """A game that may start from a setup string (FEN, SFEN) read by pgx; a bad one is an IllegalMove."""
+  notation: str
+  reader: Callable[[str], pgx.State]
+
+  def __init__(self, setup: str | None = None):
+    initial = None
+    if setup is not None:
+      try:
+        initial = self.reader(setup)
+      except Exception as e:  # noqa: BLE001  (pgx's readers fail on bad text in many ways)
+        raise IllegalMove(f"bad {self.notation} {setup!r}: {type(e).__name__}: {e}") from None
+    super().__init__(initial)
+
+
 # ---------------------------------------------------------------------------------------------- chess
 
 _FILES = "abcdefgh"
 _UCI = re.compile(r"^([a-h])([1-8])([a-h])([1-8])([qrbn]?)$")
 
 
-@functools.cache
 def _chess_tables():
-  from pgx._src.games import chess as rules  # pgx's own encoding tables: the definition of its actions
-  return np.asarray(rules.FROM_PLANE), np.asarray(rules.TO_PLANE)
+  """pgx's own encoding tables: the definition of its actions."""
+  return pgx_private.table("chess_from_plane"), pgx_private.table("chess_to_plane")
 
 
-class ChessPosition(Position):
+class ChessPosition(SetupPosition):
+  """The initial position, or one given in FEN."""
   game = "chess"
-
-  def __init__(self, fen: str | None = None):
-    initial = None
-    if fen is not None:
-      from pgx.experimental.chess import from_fen
-      try:
-        initial = from_fen(fen)
-      except (ValueError, IndexError) as e:
-        raise IllegalMove(f"bad FEN {fen!r}: {e}") from None
-    super().__init__(initial)
+  notation = "FEN"
+  reader = staticmethod(pgx_private.from_fen)
 
   def _square(self, file: int, rank: int) -> int:
     return file * 8 + (rank if self.color == 0 else 7 - rank)
@@ -210,24 +210,16 @@ _USI_DROP = re.compile(r"^([PLNSBRG])\*([1-9])([a-i])$")
 _DROPS = "PLNSBRG"  # pgx's drop directions 20..26
 
 
-@functools.cache
 def _shogi_from_idx():
-  from pgx._src.games import shogi as rules  # pgx's table of where a move in each direction comes from
-  return np.asarray(rules.LEGAL_FROM_IDX)
+  """pgx's table of where a move in each direction comes from."""
+  return pgx_private.table("shogi_from_idx")
 
 
-class ShogiPosition(Position):
+class ShogiPosition(SetupPosition):
+  """The initial position, or one given in SFEN."""
   game = "shogi"
-
-  def __init__(self, sfen: str | None = None):
-    initial = None
-    if sfen is not None:
-      from pgx.experimental.shogi import from_sfen
-      try:
-        initial = from_sfen(sfen)
-      except (ValueError, IndexError) as e:
-        raise IllegalMove(f"bad SFEN {sfen!r}: {e}") from None
-    super().__init__(initial)
+  notation = "SFEN"
+  reader = staticmethod(pgx_private.from_sfen)
 
   def _square(self, file: str, rank: str) -> int:
     sq = (int(file) - 1) * 9 + "abcdefghi".index(rank)
@@ -269,9 +261,10 @@ GTP_COLUMNS = "ABCDEFGHJKLMNOPQRST"  # GTP skips I
 
 class GoPosition(Position):
 
-  def __init__(self, game: str = "go9"):
+  def __init__(self, game: str = "go9", env: pgx.Env | None = None):
+    """`env`: pgx's own by default; engines pass `pgx_private.engine_env(game)`, whose games run longer."""
     self.game = game
-    super().__init__()
+    super().__init__(env=env)
     self.size = int(round((self.num_actions - 1) ** 0.5))
 
   def action_of(self, move: str) -> int:

@@ -1,0 +1,107 @@
+"""Every use of pgx beyond its public API in azjax's engines, in this one module.
+
+Why the engines need it: protocol notation (UCI, USI, GTP) has to decode pgx's
+action encoding, which pgx defines only in private tables (`pgx._src`); what
+notation reads of a position (board, colour to move, the player order, Go's
+superko flag) lives in the private `state._x` and `state._player_order`; the
+FEN and SFEN readers are in `pgx.experimental`; and the Go env's length cap is
+an argument of `pgx.go.Go` that `pgx.make` does not expose. pgx promises none
+of this, so pyproject.toml pins pgx to the versions it was tested on, and
+`missing()` (run by tests/test_positions.py) names whatever a new pgx moved or
+removed.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import inspect
+
+import jax
+import numpy as np
+import pgx
+
+from azjax.games import make_env
+
+# name here -> "module:attribute" in pgx, with the shape expected of a table.
+SYMBOLS = {
+    "chess_from_plane": ("pgx._src.games.chess:FROM_PLANE", (64, 73)),  # (from square, plane) -> to square
+    "chess_to_plane": ("pgx._src.games.chess:TO_PLANE", (64, 64)),  # (from, to) -> plane, queen-like moves
+    "shogi_from_idx": ("pgx._src.games.shogi:LEGAL_FROM_IDX", (10, 81, 8)),  # (direction, to) -> from squares
+    "from_fen": ("pgx.experimental.chess:from_fen", None),
+    "from_sfen": ("pgx.experimental.shogi:from_sfen", None),
+    "go_env_class": ("pgx.go:Go", None),
+}
+# Private state fields read per game, and the Go env's keyword for its length cap.
+STATE_FIELDS = {"chess": ("_x.board", "_x.color", "_player_order"),
+                "shogi": ("_x.board", "_x.color", "_player_order"),
+                "go9": ("_x.board", "_x.color", "_x.is_psk", "_player_order")}
+GO_CAP_KEYWORD = "max_terminal_steps"
+# Plies before the engines' Go game ends by pgx's cap: 8 x the points (pgx's own is 2 x, 162 on 9x9).
+ENGINE_GO_CAP_PER_POINT = 8
+
+
+def symbol(name: str):
+  path, _ = SYMBOLS[name]
+  module, attribute = path.split(":")
+  return getattr(importlib.import_module(module), attribute)
+
+
+@functools.cache
+def table(name: str) -> np.ndarray:
+  return np.asarray(symbol(name))
+
+
+def from_fen(fen: str) -> pgx.State:
+  return symbol("from_fen")(fen)
+
+
+def from_sfen(sfen: str) -> pgx.State:
+  return symbol("from_sfen")(sfen)
+
+
+def host(state: pgx.State) -> dict:
+  """Numpy copies of what notation reads of a state, in one read-back."""
+  x = state._x
+  got = jax.device_get({"mask": state.legal_action_mask, "board": x.board, "color": x.color,
+                        "over": state.terminated | state.truncated, "rewards": state.rewards,
+                        "order": state._player_order, "psk": getattr(x, "is_psk", False)})
+  got["over"] = bool(got["over"])
+  return got
+
+
+@functools.cache
+def engine_env(game: str) -> pgx.Env:
+  """The env an engine plays `game` in: training's (`make_env`), but Go with a longer length cap.
+
+  pgx ends Go after 2 x points plies (162 on 9x9), which a GTP engine must outlast. The cap sizes the
+  state's hash history, so these states differ in shape from training's and have a search of their own."""
+  env = make_env(game)
+  if game not in ("go9", "go"):
+    return env
+  size = int(round((env.num_actions - 1) ** 0.5))
+  return symbol("go_env_class")(size=size, komi=7.5, **{GO_CAP_KEYWORD: ENGINE_GO_CAP_PER_POINT * size * size})
+
+
+def missing() -> list[str]:
+  """What this module uses that the installed pgx lacks, each named; empty when all is there."""
+  problems, found = [], {}
+  for name, (path, shape) in SYMBOLS.items():
+    try:
+      found[name] = symbol(name)
+    except (ImportError, AttributeError) as e:
+      problems.append(f"{path} ({name}): {type(e).__name__}: {e}")
+      continue
+    if shape is not None and np.shape(found[name]) != shape:
+      problems.append(f"{path} ({name}): shape {np.shape(found[name])}, expected {shape}")
+  for game, fields in STATE_FIELDS.items():
+    state = jax.jit(make_env(game).init)(jax.random.PRNGKey(0))
+    for field in fields:
+      value = state
+      for part in field.split("."):
+        value = getattr(value, part, None)
+      if value is None:
+        problems.append(f"{game} state.{field}: no such field")
+  if "go_env_class" in found and GO_CAP_KEYWORD not in inspect.signature(found["go_env_class"]).parameters:
+    problems.append(f"pgx.go:Go: no keyword {GO_CAP_KEYWORD!r} (the engines' Go length cap)")
+  return problems
