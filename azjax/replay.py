@@ -88,8 +88,12 @@ def make_codec(compact: bool, obs: jax.ShapeDtypeStruct, num_actions: int, scala
   return Codec(True, jax.ShapeDtypeStruct(tuple(obs.shape), obs.dtype), num_actions, tuple(scalar_planes), entries)
 
 
-@chex.dataclass(frozen=True)
+@functools.partial(jax.tree_util.register_dataclass,
+                   data_fields=["obs", "policy", "policy_index", "legal", "mover", "value", "written", "labelled"],
+                   meta_fields=["codec"])
+@dataclasses.dataclass(frozen=True)
 class Replay:
+  """The replay window; `codec` (static, not an array) says how its positions are stored, chosen once by `init`."""
   obs: chex.Array  # [lanes, L, ...] the observation, as the codec stores it
   policy: chex.Array  # [lanes, L, A or K] float32 search policy (the target pi), or its K largest entries
   policy_index: chex.Array | None  # [lanes, L, K] int16 the actions of those entries; None when the policy is whole
@@ -98,6 +102,10 @@ class Replay:
   value: chex.Array  # [lanes, L] float32 outcome z for the mover (valid once labelled)
   written: chex.Array  # [lanes] int32 positions ever written to the lane
   labelled: chex.Array  # [lanes] int32 positions ever labelled (= first position of the game in play)
+  codec: Codec = Codec()
+
+  def replace(self, **fields) -> "Replay":
+    return dataclasses.replace(self, **fields)
 
 
 @chex.dataclass(frozen=True)
@@ -110,6 +118,7 @@ class Batch:
 
 
 def init(lanes: int, lane_size: int, obs: jax.ShapeDtypeStruct, num_actions: int, codec: Codec = Codec()) -> Replay:
+  """An empty window of `lanes` lanes of `lane_size` positions, stored by `codec` from now on."""
   stored = jax.eval_shape(codec.encode, obs, jax.ShapeDtypeStruct((num_actions,), jnp.float32),
                           jax.ShapeDtypeStruct((num_actions,), bool))
   obs, policy, index, legal = (None if x is None else jnp.zeros((lanes, lane_size, *x.shape), x.dtype) for x in stored)
@@ -119,12 +128,13 @@ def init(lanes: int, lane_size: int, obs: jax.ShapeDtypeStruct, num_actions: int
       value=jnp.zeros((lanes, lane_size), jnp.float32),
       written=jnp.zeros((lanes,), jnp.int32),
       labelled=jnp.zeros((lanes,), jnp.int32),
+      codec=codec,
   )
 
 
-def _add(lane: Replay, obs, policy, legal, mover, codec: Codec) -> Replay:
+def _add(lane: Replay, obs, policy, legal, mover) -> Replay:
   i = lane.written % lane.mover.shape[0]
-  obs, policy, index, legal = codec.encode(obs, policy, legal)
+  obs, policy, index, legal = lane.codec.encode(obs, policy, legal)
   return lane.replace(
       obs=lane.obs.at[i].set(obs), policy=lane.policy.at[i].set(policy),
       policy_index=None if index is None else lane.policy_index.at[i].set(index), legal=lane.legal.at[i].set(legal),
@@ -148,19 +158,21 @@ def _labelled_range(lane: Replay):
   return lo, jnp.maximum(lane.labelled, lo)
 
 
-def _sample(lane: Replay, key, n: int, codec: Codec) -> Batch:
+def _sample(lane: Replay, key, n: int) -> Batch:
   lo, hi = _labelled_range(lane)
   count = hi - lo
   i = (lo + jax.random.randint(key, (n,), 0, jnp.maximum(count, 1))) % lane.mover.shape[0]
   index = None if lane.policy_index is None else lane.policy_index[i]
-  obs, policy, legal = jax.vmap(codec.decode)(lane.obs[i], lane.policy[i], index, lane.legal[i])
+  obs, policy, legal = jax.vmap(lane.codec.decode)(lane.obs[i], lane.policy[i], index, lane.legal[i])
   return Batch(obs=obs, policy=policy, legal=legal, value=lane.value[i],
                weight=jnp.broadcast_to((count > 0).astype(jnp.float32), (n,)))
 
 
-def add(replay: Replay, obs, policy, legal, mover, codec: Codec = Codec()) -> Replay:
+def add(replay: Replay, obs, policy, legal, mover) -> Replay:
   """Appends one position per lane: obs [lanes, ...], policy/legal [lanes, A], mover [lanes]."""
-  return jax.vmap(functools.partial(_add, codec=codec))(replay, obs, policy, legal, mover)
+  chex.assert_rank([policy, legal, mover], [2, 2, 1])
+  chex.assert_equal_shape_prefix([obs, policy, legal, mover, replay.written], 1)
+  return jax.vmap(_add)(replay, obs, policy, legal, mover)
 
 
 def finish(replay: Replay, done, rewards) -> Replay:
@@ -168,10 +180,11 @@ def finish(replay: Replay, done, rewards) -> Replay:
   return jax.vmap(_finish)(replay, done, rewards)
 
 
-def sample(replay: Replay, keys, per_lane: int, codec: Codec = Codec()) -> Batch:
+def sample(replay: Replay, keys, per_lane: int) -> Batch:
   """Draws `per_lane` positions uniformly from each lane's labelled positions; keys [lanes]. Returns [lanes*per_lane],
   decoded."""
-  batch = jax.vmap(functools.partial(_sample, n=per_lane, codec=codec))(replay, keys)
+  chex.assert_equal_shape_prefix([keys, replay.written], 1)
+  batch = jax.vmap(functools.partial(_sample, n=per_lane))(replay, keys)
   return jax.tree.map(lambda x: x.reshape(-1, *x.shape[2:]), batch)
 
 

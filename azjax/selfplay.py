@@ -111,7 +111,7 @@ def select_action(key: chex.PRNGKey, weights: chex.Array, ply: chex.Array, tempe
 
 
 def play_ply(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Actors, replay: replay_lib.Replay,
-             key: chex.PRNGKey, codec: replay_lib.Codec = replay_lib.Codec(), game: str = ""):
+             key: chex.PRNGKey, game: str = ""):
   """Plays one move in every game; returns (actors, replay, Outcome, Move). The key is consumed.
 
   `game` (config.game) names the game for the diagnostics (Go's passes, chess's repetitions)."""
@@ -121,7 +121,7 @@ def play_ply(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Ac
   out = search(variables, search_keys, state)
   action = jax.vmap(select_action, in_axes=(0, 0, 0, None))(action_keys, out.weights, actors.ply,
                                                             config.temperature_plies)
-  replay = replay_lib.add(replay, state.observation, out.weights, out.legal, state.current_player, codec)
+  replay = replay_lib.add(replay, state.observation, out.weights, out.legal, state.current_player)
 
   state = jax.vmap(env.step)(state, action)
   ply = actors.ply + 1
@@ -156,13 +156,13 @@ def where_games(mask, new, old):
 
 
 def play_chunk(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Actors, replay, key,
-               codec: replay_lib.Codec = replay_lib.Codec(), game: str = ""):
+               game: str = ""):
   """Plays `config.chunk_plies` plies in every game; returns (actors, replay, (Move, Outcome)), their leaves
   [T, B] (`chunk_metrics` sums them up). The key is consumed."""
 
   def body(carry, ply_key):
     actors, replay = carry
-    actors, replay, outcome, move = play_ply(env, search, config, variables, actors, replay, ply_key, codec, game)
+    actors, replay, outcome, move = play_ply(env, search, config, variables, actors, replay, ply_key, game)
     return (actors, replay), (move, outcome)
 
   (actors, replay), record = jax.lax.scan(body, (actors, replay), jax.random.split(key, config.chunk_plies))

@@ -150,8 +150,7 @@ def _shard_step(program: Program, state: TrainState, phase: str = "all"):
     actors, replay = state.actors, state.replay
   else:
     actors, replay, (moves, outcomes) = selfplay.play_chunk(program.env, program.search, config.selfplay, variables,
-                                                            state.actors, state.replay, play_key, program.codec,
-                                                            config.game)
+                                                            state.actors, state.replay, play_key, config.game)
     metrics = selfplay.chunk_metrics(moves, outcomes, AXIS)
   update = learner.make_update(program.train_network, program.optimizer, config.train, AXIS)
   per_lane = config.train.batch_size // config.selfplay.batch_size
@@ -164,7 +163,7 @@ def _shard_step(program: Program, state: TrainState, phase: str = "all"):
   ready = jax.lax.pmin(jnp.min(replay_lib.size(replay)), AXIS) > 0
 
   def body(carry, update_key):
-    batch = replay_lib.sample(replay, selfplay.per_game_keys(update_key, actors.slot), per_lane, program.codec)
+    batch = replay_lib.sample(replay, selfplay.per_game_keys(update_key, actors.slot), per_lane)
     *new, losses = update(*carry, batch)
     keep = lambda n, o: jnp.where(ready, n, o)
     return jax.tree.map(keep, tuple(new), carry), jax.tree.map(lambda x: keep(x, 0.0), losses)
@@ -194,7 +193,7 @@ def _usable(program: Program, params, bn_state, replay, actors, key) -> chex.Arr
   Finite is not enough: an exploding update leaves weights near 1e30 that are finite yet overflow
   the next forward pass. One position per lane, in inference mode, costs little."""
   finite = jnp.all(jnp.array([jnp.isfinite(p).all() for p in jax.tree.leaves(params)]))
-  batch = replay_lib.sample(replay, selfplay.per_game_keys(key, actors.slot), 1, program.codec)
+  batch = replay_lib.sample(replay, selfplay.per_game_keys(key, actors.slot), 1)
   (logits, value), _ = program.train_network.apply(params, bn_state, batch.obs, False)
   usable = finite & jnp.isfinite(logits).all() & jnp.isfinite(value).all()
   return jax.lax.pmin(usable.astype(jnp.int32), AXIS) > 0

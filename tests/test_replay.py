@@ -107,3 +107,22 @@ def test_compact_chess_position_is_nineteen_times_smaller():
   # Compact: 117 planes x 64 bits + 2 float32 = 944 B, 218 x (4 + 2) B policy entries, 584 B of legal bits.
   assert sizes[False] - sizes[True] == (30464 + 18688 + 4672) - (944 + 218 * 6 + 584)
   assert sizes[False] / sizes[True] > 18.5  # 53,840 B against 2,852 B
+
+
+def test_the_codec_travels_with_the_replay():
+  """Chosen once at init; add and sample read it from the replay itself, through jit and vmap."""
+  config = azjax.preset("chess", "smoke")
+  from azjax import train_step as train_lib
+  program = train_lib.build(config)
+  obs = train_lib._observation(program.env)
+  replay = replay_lib.init(2, 4, obs, program.num_actions, program.codec)
+  assert replay.codec is program.codec and replay.obs.dtype == jnp.uint8  # bits, not float32 planes
+  state = jax.vmap(program.env.init)(jax.random.split(jax.random.PRNGKey(0), 2))
+  policy = state.legal_action_mask / state.legal_action_mask.sum(-1, keepdims=True)
+  replay = jax.jit(replay_lib.add)(replay, state.observation, policy, state.legal_action_mask,
+                                   state.current_player)
+  replay = replay_lib.finish(replay, jnp.array([True, True]), jnp.array([[1.0, -1.0]] * 2))
+  assert jax.jit(lambda r: r)(replay).codec == program.codec
+  batch = replay_lib.sample(replay, jax.random.split(jax.random.PRNGKey(1), 2), 1)
+  np.testing.assert_array_equal(batch.obs, state.observation)
+  np.testing.assert_allclose(batch.policy, policy, rtol=1e-6)
