@@ -81,7 +81,7 @@ def _logger(run_dir: Path) -> logging.Logger:
   return log
 
 
-class _Csv:
+class CsvLog:
   """A CSV file of rows keyed by step; on resume, rows after the checkpoint are dropped."""
 
   def __init__(self, path: Path, keep_until: int):
@@ -149,8 +149,8 @@ def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: b
   log.info("%s", memory)
   if progress:
     print(memory, flush=True)
-  metrics_csv = _Csv(run_dir / "metrics.csv", step)
-  evals_csv = _Csv(run_dir / "evals.csv", step)
+  metrics_csv = CsvLog(run_dir / "metrics.csv", step)
+  evals_csv = CsvLog(run_dir / "evals.csv", step)
   from tensorboardX import SummaryWriter  # imported here: only runs write event files
   writer = SummaryWriter(str(run_dir / "tb"), purge_step=step if step else None)
 
@@ -190,7 +190,7 @@ def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: b
   def run_eval(step):
     nonlocal ratings
     agent = Agent(config=config, params=state.params, bn_state=state.bn_state, step=step)
-    key = jax.random.fold_in(jax.random.PRNGKey(config.seed + 1), step)
+    key = jax.random.fold_in(train_lib.seed_key(config.seed, "eval"), step)
     rows = evaluation.play_round(config, agent, evaluation.opponents(config, mngr, step, abstract_model), key)
     for row in rows:
       evals_csv.append(row)

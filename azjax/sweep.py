@@ -37,7 +37,7 @@ from azjax import arena, checkpoint as ckpt, elo, evaluation, train_step as trai
 from azjax.agent import Agent
 from azjax.config import Config, ConfigError, apply_overrides, validate
 from azjax.games import make_env
-from azjax.loop import _Csv
+from azjax.loop import CsvLog
 
 SUMMARY_METRICS = ("elo", "score_vs_random", "loss")
 
@@ -86,7 +86,7 @@ def _anchor_games(config: Config, unit: Path) -> list[elo.Game]:
   if not path.exists():
     mcts = arena.mcts_player(config.game, config.run.eval_mcts_simulations)
     env = make_env(config.game)
-    r = arena.match(env, mcts, arena.random_player, jax.random.PRNGKey(config.seed + 7), config.run.eval_games,
+    r = arena.match(env, mcts, arena.random_player, train_lib.seed_key(config.seed, "anchor"), config.run.eval_games,
                     opening_plies=config.run.eval_opening_plies)
     path.write_text(f"player,opponent,wins,draws,losses\n{mcts.name},random,{r.wins},{r.draws},{r.losses}\n")
   return [elo.Game(r["player"], r["opponent"], float(r["wins"]), float(r["draws"]), float(r["losses"]))
@@ -98,7 +98,7 @@ def evaluate_seed(config: Config, agent: Agent, anchors: list[elo.Game]) -> dict
   opponents = [arena.random_player]
   if config.run.eval_mcts_simulations:
     opponents.append(arena.mcts_player(config.game, config.run.eval_mcts_simulations))
-  key = jax.random.fold_in(jax.random.PRNGKey(config.seed + 1), agent.step)
+  key = jax.random.fold_in(train_lib.seed_key(config.seed, "eval"), agent.step)
   rows = evaluation.play_round(config, agent, opponents, key)
   games = anchors + [elo.Game(r["player"], r["opponent"], r["wins"], r["draws"], r["losses"]) for r in rows]
   ratings = elo.fit(games, evaluation.ANCHOR, prior_draws=evaluation.PRIOR_DRAWS)
@@ -124,7 +124,7 @@ def run_unit(config: Config, seeds: list[int], unit: Path, labels: dict, progres
   else:
     state = train_lib.init_state(program, mesh, seeds)
   step = int(jax.device_get(state.step).max())
-  metrics_csv, results_csv = _Csv(unit / "metrics.csv", step), _Csv(unit / "results.csv", step)
+  metrics_csv, results_csv = CsvLog(unit / "metrics.csv", step), CsvLog(unit / "results.csv", step)
   anchors = _anchor_games(config, unit)
   train_step = train_lib.make_train_step(program, mesh, n)
   positions_per_step = config.selfplay.batch_size * config.selfplay.chunk_plies

@@ -108,8 +108,18 @@ def _init(program: Program, key) -> TrainState:
                     replay=replay, step=jnp.int32(0), key=key)
 
 
+# Each use of a run's seed draws from its own stream. (Offsets like seed + 1 collided: seed 1's
+# training stream was seed 0's evaluation stream.)
+KEY_PURPOSES = ("train", "eval", "anchor")
+
+
+def seed_key(seed: int, purpose: str = "train") -> jax.Array:
+  """The key of `purpose` for a run with this seed: the one place seeds become keys."""
+  return jax.random.fold_in(jax.random.PRNGKey(seed), KEY_PURPOSES.index(purpose))
+
+
 def _seed_keys(seeds) -> jax.Array:
-  return jnp.stack([jax.random.PRNGKey(s) for s in seeds])
+  return jnp.stack([seed_key(s) for s in seeds])
 
 
 def abstract_state(program: Program, seeds: int = 0) -> TrainState:
@@ -130,7 +140,7 @@ def init_state(program: Program, mesh: Mesh, seeds=None) -> TrainState:
   if seeds is None:
     shardings = state_shardings(abstract_state(program), mesh)
     return jax.jit(_init, static_argnums=0, out_shardings=shardings)(program,
-                                                                     jax.random.PRNGKey(program.config.seed))
+                                                                     seed_key(program.config.seed))
   shardings = state_shardings(abstract_state(program, len(seeds)), mesh, len(seeds))
   return jax.jit(jax.vmap(functools.partial(_init, program)), out_shardings=shardings)(_seed_keys(seeds))
 

@@ -17,7 +17,13 @@ def _run(module, *args, timeout=600):
 def test_every_experiment_has_a_help(game):
   module = {"go": "go", "go9": "go9"}.get(game, game)
   r = _run(module, "--help")
-  assert r.returncode == 0 and "--preset" in r.stdout and "search.num_simulations" in r.stdout
+  assert r.returncode == 0 and "--preset" in r.stdout
+  # The field table: one column per preset, each holding that preset's value.
+  header = next(line.split() for line in r.stdout.splitlines() if line.split()[:1] == ["field"])
+  assert header == ["field", *azjax.PRESETS]
+  sims = next(line.split() for line in r.stdout.splitlines() if line.split()[:1] == ["search.num_simulations"])
+  assert sims[1:] == [str(azjax.preset(game, p).search.num_simulations) for p in azjax.PRESETS]
+  assert sims[1] == "800"  # the paper's
 
 
 def test_smoke_run_then_resume_from_the_command_line(tmp_path):
