@@ -56,6 +56,7 @@ class SearchConfig:
   # Go only: pgx (pass always legal, the papers' rules) | eyes (pass only after the opponent passed or
   # when every other move fills one's own eye; rules.py cites it). Against the early-pass collapse.
   go_pass: str = "pgx"
+  random_symmetry: bool = False  # Go only: each evaluation sees a random rotation/reflection [AGZ] (symmetry.py)
   gumbel_scale: float = 1.0  # gumbel only
   max_considered_actions: int = 16  # gumbel only
 
@@ -87,6 +88,7 @@ class TrainConfig:
   momentum: float = 0.9  # sgd only
   l2: float = 1e-4  # c in eq. 1
   num_steps: int = 100  # train_steps in a run
+  augment: bool = False  # Go only: each sampled position under a random rotation/reflection [AGZ] (symmetry.py)
   # The updates of a train_step as a loop (scan: what accelerators run) or written out (unrolled: XLA:CPU
   # runs gradient convolutions in loops ~60x slower); auto = unrolled on CPU, scan elsewhere.
   update_loop: str = "auto"
@@ -249,6 +251,8 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
          f"one of {', '.join(SEARCH_ALGORITHMS)}")
   _check(c.search.go_pass in GO_PASS_RULES, "search.go_pass", c.search.go_pass, f"one of {', '.join(GO_PASS_RULES)}")
   _check(c.train.optimizer in OPTIMIZERS, "train.optimizer", c.train.optimizer, f"one of {', '.join(OPTIMIZERS)}")
+  for name, on in (("search.random_symmetry", c.search.random_symmetry), ("train.augment", c.train.augment)):
+    _check(not on or c.game in ("go9", "go"), name, on, f"only for Go (go9, go): {c.game}'s board is not symmetric")
   _check(c.train.update_loop in UPDATE_LOOPS, "train.update_loop", c.train.update_loop,
          f"one of {', '.join(UPDATE_LOOPS)}")
   _check(c.network.inference_dtype in INFERENCE_DTYPES, "network.inference_dtype", c.network.inference_dtype,

@@ -24,7 +24,7 @@ import jax.numpy as jnp
 import mctx
 import pgx
 
-from azjax import rules
+from azjax import rules, symmetry
 from azjax.config import SearchConfig
 from azjax.games import spec
 from azjax.network import Network
@@ -107,7 +107,10 @@ def make_recurrent_fn(env: pgx.Env, evaluate: Evaluate, legal_moves: LegalMoves)
 
 def make_search(env: pgx.Env, network: Network, config: SearchConfig, game: str, num_simulations: int | None = None):
   """The network's search (self-play, agents, engines), `search.go_pass` narrowing the legal moves."""
-  return make_search_with(env, network_evaluator(network), config, rules.make_legal_moves(game, config.go_pass),
+  evaluate = network_evaluator(network)
+  if config.random_symmetry:
+    evaluate = symmetry.symmetric_evaluator(evaluate, rules.GO_SIZES[game])
+  return make_search_with(env, evaluate, config, rules.make_legal_moves(game, config.go_pass),
                           num_simulations or config.num_simulations, game)
 
 

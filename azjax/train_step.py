@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
-from azjax import learner, replay as replay_lib, selfplay
+from azjax import learner, replay as replay_lib, rules, selfplay, symmetry
 from azjax.config import Config, validate
 from azjax.games import make_env, spec
 from azjax.network import make_network
@@ -173,7 +173,13 @@ def _shard_step(program: Program, state: TrainState, phase: str = "all"):
   ready = jax.lax.pmin(jnp.min(replay_lib.size(replay)), AXIS) > 0
 
   def body(carry, update_key):
+    update_key, augment_key = jax.random.split(update_key)
     batch = replay_lib.sample(replay, selfplay.per_game_keys(update_key, actors.slot), per_lane)
+    if config.train.augment:
+      keys = jax.random.split(augment_key, batch.value.shape[0])
+      obs, policy, legal = jax.vmap(functools.partial(symmetry.augment, size=rules.GO_SIZES[config.game]))(
+          keys, batch.obs, batch.policy, batch.legal)
+      batch = batch.replace(obs=obs, policy=policy, legal=legal)
     *new, losses = update(*carry, batch)
     keep = lambda n, o: jnp.where(ready, n, o)
     return jax.tree.map(keep, tuple(new), carry), jax.tree.map(lambda x: keep(x, 0.0), losses)

@@ -1,0 +1,59 @@
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import azjax
+from azjax import symmetry
+from azjax.games import make_env
+
+
+def _moves_under(moves, k, size=9):
+  perm = symmetry.perms(size)[k]
+  where = np.argsort(perm)  # point p's content lands on where[p]
+  return [int(where[a]) if a < size * size else a for a in moves]
+
+
+@pytest.mark.parametrize("k", range(8))
+def test_a_symmetry_of_the_observation_is_the_observation_of_the_symmetric_game(k):
+  env = make_env("go9")
+  moves = [0, 1, 10, 30, 81, 44, 79]
+  a = b = env.init(jax.random.PRNGKey(0))
+  for m, n in zip(moves, _moves_under(moves, k)):
+    a, b = env.step(a, m), env.step(b, n)
+  np.testing.assert_array_equal(symmetry.observation(a.observation, k, 9), b.observation)
+  np.testing.assert_array_equal(symmetry.board(a.legal_action_mask, k, 9), b.legal_action_mask)
+  x = jnp.arange(82.0)
+  np.testing.assert_array_equal(symmetry.board(symmetry.board(x, k, 9), k, 9, symmetry.inverse(9)), x)
+
+
+def test_the_eight_symmetries_differ():
+  assert len({tuple(p) for p in symmetry.perms(9)}) == 8
+
+
+def test_random_symmetry_in_search_maps_the_policy_back():
+  """An evaluator seen through random symmetries gives the same policy as the plain one where the network is
+  itself symmetric (here: logits that depend only on the point's content, not its place)."""
+  env = make_env("go9")
+  state = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), 4))
+  state = jax.vmap(env.step)(state, jnp.array([0, 4, 40, 80]))
+
+  def evaluate(variables, key, s):  # logits: the first observation plane, read at each point; pass 0
+    planes = s.observation[..., 1].reshape(s.observation.shape[0], -1)
+    return jnp.concatenate([planes, jnp.zeros((planes.shape[0], 1))], -1), jnp.zeros(planes.shape[0])
+
+  plain = evaluate(None, None, state)[0]
+  seen = symmetry.symmetric_evaluator(evaluate, 9)(None, jax.random.PRNGKey(3), state)[0]
+  np.testing.assert_array_equal(plain, seen)
+
+
+def test_symmetry_switches_are_go_only_and_train():
+  with pytest.raises(azjax.ConfigError, match="train.augment"):
+    azjax.apply_overrides(azjax.preset("chess", "smoke"), ["train.augment=true"])
+  config = azjax.apply_overrides(azjax.preset("go9", "smoke"), ["train.augment=true", "search.random_symmetry=true"])
+  program, mesh = azjax.build(config), azjax.make_mesh()
+  state = azjax.init_state(program, mesh)
+  step = azjax.make_train_step(program, mesh)
+  for _ in range(2):
+    state, metrics = step(state)
+  assert np.isfinite(float(metrics["loss"]))
