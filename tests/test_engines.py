@@ -1,4 +1,4 @@
-"""UCI, USI and GTP: protocol transcripts, error paths, real clients and 1,000 lines of garbage each."""
+"""UCI, USI and GTP: protocol transcripts, error paths, real clients, long games, answers in time, garbage."""
 
 import io
 import random
@@ -12,7 +12,8 @@ import pytest
 from azjax.engines import match as m
 from azjax.engines.base import Thinker
 from azjax.engines.gtp import GtpEngine
-from azjax.engines.positions import GoPosition, ShogiPosition
+from azjax.engines.pgx_private import engine_env
+from azjax.engines.positions import GoPosition, IllegalMove, ShogiPosition
 from azjax.engines.uci import UciEngine
 from azjax.engines.usi import UsiEngine
 from conftest import ROOT, untrained_agent, untrained_checkpoint
@@ -77,6 +78,21 @@ def test_uci_infinite_waits_for_stop(uci):
   time.sleep(0.5)
   assert not any(line.startswith("bestmove") for line in uci("isready", wait=False))
   assert uci("stop")[-1].startswith("bestmove ")
+
+
+def test_uci_position_extends_the_game_and_limits_pick_rungs(uci):
+  """A GUI resends the game before each `go`: only new moves are played. Node limits pick a compiled rung."""
+  uci("ucinewgame", "position startpos moves e2e4")
+  game = uci.engine.position
+  uci("position startpos moves e2e4 e7e5")
+  assert uci.engine.position is game and game.moves == ["e2e4", "e7e5"]
+  assert uci("position startpos moves e2e4 e7e5 g1f3 e8e6")[0].startswith("info string error: position not changed")
+  assert uci.engine.position is game and game.moves == ["e2e4", "e7e5"] and len(game.states) == 3
+  uci("position startpos moves d2d4")
+  assert uci.engine.position is not game and uci.engine.position.moves == ["d2d4"]
+  thinker = uci.engine.thinker  # 4 simulations: rungs 1 and 4
+  assert [thinker.simulations_for(None, n) for n in (1, 3, 4, 10 ** 9)] == [1, 1, 4, 4]
+  assert uci("setoption name Simulations value 1000001")[0].startswith("info string error: setoption: Simulations")
 
 
 def test_usi_transcript(usi):
@@ -222,3 +238,71 @@ def test_usi_engine_process_plays_fairy_stockfish(tmp_path):
   finally:
     ours.close()
     fairy.close()
+
+
+def _random_move(referee, rng) -> str:
+  """Plays a random legal move other than a pass on the referee (a pass when there is none); returns it."""
+  legal = [int(a) for a in referee.legal_actions() if a != referee.num_actions - 1]
+  rng.shuffle(legal)
+  for action in legal:
+    try:
+      referee.push(action)  # a superko repetition raises and is taken back
+      return referee.moves[-1]
+    except IllegalMove:
+      pass
+  referee.play("pass")
+  return "pass"
+
+
+def test_gtp_game_outlasts_pgx_length_cap(gtp):
+  """250 moves of 9x9 Go through GTP: pgx ends its game after 162 plies, the engine's goes on; every move accepted."""
+  rng = random.Random(5)
+  referee = GoPosition("go9", engine_env("go9"))  # the engine's own rules
+  capped = GoPosition("go9")  # pgx's default, as training plays
+  assert gtp("clear_board") == ["=", ""]
+  for ply in range(250):
+    colour = "bw"[ply % 2]
+    if ply % 5 == 4 and referee.moves[-1] != "pass":  # the engine's own move (never a second pass in a row)
+      reply = gtp(f"genmove {colour}")
+      assert reply[0].startswith("= ") and reply[1:] == [""], (ply, reply)
+      move = reply[0][2:]
+      referee.play(move)
+    else:
+      move = _random_move(referee, rng)
+      assert gtp(f"play {colour} {move}") == ["=", ""], (ply, move)
+    if not capped.over:
+      capped.play(move)
+  assert len(capped.moves) == 2 * 81 and capped.over
+  assert gtp.engine.position.moves == referee.moves and len(referee.moves) == 250 and not referee.over
+  assert referee.moves.count("pass") < 50
+
+
+def test_uci_engine_answers_in_time_for_python_chess(tmp_path):
+  """python-chess plays a game of the engine (white, 50 ms a move) against Stockfish with its default timeouts.
+
+  The first `isready` compiles every search (python-chess's default 10 s for it is too short on two busy
+  cores, so this one ping gets longer); after it no move waits for a compiler: each takes well under 1 s."""
+  checkpoint = untrained_checkpoint("chess", tmp_path / "chess")
+  ours = chess.engine.SimpleEngine.popen_uci([sys.executable, "-m", "azjax.engines.uci", "--checkpoint", checkpoint,
+                                              "--simulations", "8"], cwd=ROOT)
+  stockfish = chess.engine.SimpleEngine.popen_uci(m.find_engine("stockfish"))
+  try:
+    default, ours.timeout = ours.timeout, 120.0
+    ours.ping()  # isready: the warm-up
+    ours.timeout = default
+    stockfish.configure({"Skill Level": 0})
+    board, seconds = chess.Board(), []
+    while not board.is_game_over(claim_draw=True) and len(board.move_stack) < 60:
+      started = time.perf_counter()
+      if board.turn == chess.WHITE:
+        result = ours.play(board, chess.engine.Limit(time=0.05))
+        seconds.append(time.perf_counter() - started)
+      else:
+        result = stockfish.play(board, chess.engine.Limit(time=0.01))
+      assert result.move in board.legal_moves, board.fen()
+      board.push(result.move)
+  finally:
+    ours.quit()
+    stockfish.quit()
+  assert default == 10.0 and len(seconds) >= 2 and (board.is_game_over(claim_draw=True) or len(board.move_stack) == 60)
+  assert max(seconds) < 1.0, [round(s, 3) for s in seconds]

@@ -1,10 +1,13 @@
 """Move notation against independent referees: python-chess for chess, hand-checked cases for shogi and Go."""
 
 import random
+from pathlib import Path
 
 import chess
+import pgx
 import pytest
 
+from azjax.engines import pgx_private
 from azjax.engines.positions import ChessPosition, GoPosition, IllegalMove, ShogiPosition
 
 
@@ -89,3 +92,37 @@ def test_go_vertices_scoring_and_illegal_points():
   position.play("D5")
   assert position.area_score(0.5) == -0.5
   assert "X" in position.showboard() and "O" in position.showboard()
+
+
+def test_pgx_private_uses_are_all_in_the_installed_pgx():
+  """azjax/engines/pgx_private.py holds every use of pgx's internals; a pgx that moved one fails here, by name."""
+  problems = pgx_private.missing()
+  if problems:
+    pytest.fail(f"pgx {pgx.__version__} lacks what azjax/engines/pgx_private.py uses (pyproject.toml pins the "
+                f"pgx versions it was tested on):\n  " + "\n  ".join(problems), pytrace=False)
+
+
+def test_pgx_private_names_what_is_missing(monkeypatch):
+  monkeypatch.setitem(pgx_private.SYMBOLS, "gone", ("pgx._src.games.chess:NO_SUCH_TABLE", None))
+  monkeypatch.setitem(pgx_private.SYMBOLS, "moved", ("pgx._src.no_such_module:FROM_PLANE", None))
+  monkeypatch.setitem(pgx_private.SYMBOLS, "reshaped", ("pgx._src.games.chess:TO_PLANE", (64, 73)))
+  monkeypatch.setitem(pgx_private.STATE_FIELDS, "chess", ("_x.no_such_field",))
+  problems = "\n".join(pgx_private.missing())
+  for name in ("pgx._src.games.chess:NO_SUCH_TABLE", "pgx._src.no_such_module:FROM_PLANE",
+               "pgx._src.games.chess:TO_PLANE (reshaped): shape (64, 64)", "chess state._x.no_such_field"):
+    assert name in problems
+
+
+def test_only_pgx_private_reaches_into_pgx():
+  engines = Path(__file__).parent.parent / "azjax" / "engines"
+  for path in engines.glob("*.py"):
+    if path.name != "pgx_private.py":
+      for needle in ("pgx._src", "pgx.experimental", "._x", "_player_order", "pgx.go", "import pgx."):
+        assert needle not in path.read_text(), f"{path.name} uses {needle}: pgx internals belong in pgx_private.py"
+
+
+def test_engines_play_training_envs_except_go():
+  """Only Go gets an env of its own (a longer length cap: tests/test_engines.py plays past pgx's)."""
+  from azjax.games import make_env
+  assert pgx_private.engine_env("chess") is make_env("chess") and pgx_private.engine_env("shogi") is make_env("shogi")
+  assert pgx_private.engine_env("go9") is not make_env("go9") and pgx_private.engine_env("go9").id == "go_9x9"

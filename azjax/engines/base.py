@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import functools
 import math
+import re
 import sys
 import threading
 import time
@@ -31,7 +32,7 @@ from azjax.engines.positions import IllegalMove, Position
 from azjax.network import make_network
 from azjax.search import make_search
 
-MAX_SIMULATIONS = 100_000  # a search tree holds simulations x actions numbers: more would not fit in memory
+MAX_SIMULATIONS = 100_000  # a search tree holds arrays of simulations x actions (chess: 1.9 GB each at this size)
 MAX_ERROR_CHARS = 200  # an error quotes at most this much of what it was sent
 
 
@@ -173,6 +174,13 @@ class Engine:
     pass
 
 
+def protocol_int(text: str) -> int:
+  """An integer as protocols write it (ASCII digits, at most 18); anything else is a ValueError."""
+  if not re.fullmatch(r"[+-]?[0-9]{1,18}", text):
+    raise ValueError(f"not a number: {text[:40]!r}")
+  return int(text)
+
+
 def printable(text: str) -> str:
   """One line of at most MAX_ERROR_CHARS printable characters (an error may quote a hostile input)."""
   text = "".join(c if c.isprintable() else "?" for c in text)
@@ -277,7 +285,7 @@ class SearchingEngine(Engine):
   def set_simulations(self, value: str) -> None:
     """The `Simulations` option: the full search size (its ladder compiles at the next `isready`)."""
     try:
-      sims = int(value)
+      sims = protocol_int(value.strip())
     except ValueError:
       raise ProtocolError(f"setoption: Simulations needs a number, not {value!r}") from None
     if not 1 <= sims <= MAX_SIMULATIONS:
@@ -296,22 +304,30 @@ class SearchingEngine(Engine):
     moves = args[args.index("moves") + 1:] if "moves" in args else []
     head = args[:args.index("moves")] if "moves" in args else args
     if head == ["startpos"]:
-      self.set_position(self.position_cls, moves)
+      self.set_position(None, moves)
     elif head[:1] == [self.setup_word] and len(head) == self.setup_fields + 1:
-      setup = " ".join(head[1:])
-      self.set_position(lambda: self.position_cls(setup), moves)
+      self.set_position(" ".join(head[1:]), moves)
     else:
       raise ProtocolError(f"position: expected 'startpos' or '{self.setup_word}' with {self.setup_fields} fields, "
                           f"then optional 'moves ...'")
 
-  def set_position(self, make, moves: list[str]) -> None:
-    """Builds the position off to the side: a bad move leaves the current one as it was."""
+  def set_position(self, setup: str | None, moves: list[str]) -> None:
+    """The position after `moves` from `setup` (None: the initial one); a bad move leaves the current one as it was.
+
+    A GUI sends the whole game before each `go`: when it extends the current position, only the new moves
+    are played (replaying a long game would eat into the clock)."""
     self.halt()
+    position = self.position
+    played = 0
     try:
-      position = make()
-      for move in moves:
+      if position.setup != setup or position.moves != moves[:len(position.moves)]:
+        position = self.position_cls(setup)
+      for move in moves[len(position.moves):]:
         position.play(move)
+        played += 1
     except IllegalMove as e:
+      for _ in range(played if position is self.position else 0):
+        position.undo()
       raise ProtocolError(f"position not changed: {e}") from None
     self.position = position
 
@@ -393,7 +409,7 @@ def parse_limits(args: list[str], names) -> dict:
     if i + 1 >= len(args):
       raise ProtocolError(f"go: {word} needs a number")
     try:
-      limits[word] = int(args[i + 1])
+      limits[word] = protocol_int(args[i + 1])
     except ValueError:
       raise ProtocolError(f"go: {word} needs a number, not {args[i + 1]!r}") from None
     if limits[word] < 0 and word not in ("wtime", "btime"):  # a clock may run negative in some GUIs

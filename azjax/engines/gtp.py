@@ -6,9 +6,12 @@ quit. Answers are `=[id] result` or `?[id] message`, each ended by an empty
 line. The board size is the checkpoint's (9 or 19); `play` of a colour that is
 not to move inserts a pass for the other colour, as GTP allows. Moves that
 pgx's rules reject (occupied, suicide, ko, superko) are `? illegal move` and
-change nothing. `final_score` counts area (Tromp-Taylor: stones and the empty
-regions that touch one colour) minus komi. `genmove` resigns only when
---resign V is set and the search's value falls below -V.
+change nothing. A game goes on past pgx's length cap of 2 x points plies,
+which training keeps, to 8 x points (pgx_private.engine_env). `final_score`
+counts area (Tromp-Taylor: stones and the empty regions that touch one colour)
+minus komi. `genmove` resigns only when --resign V is set and the search's
+value falls below -V. Everything `genmove` runs compiles before the first
+answer.
 """
 
 from __future__ import annotations

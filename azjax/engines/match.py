@@ -269,7 +269,7 @@ def play_game(index: int, thinker: Thinker, opponent: Opponent, game: str, agent
   while not position.over and len(position.moves) < max_plies:
     if position.color == agent_colour:
       legal = position.legal_actions()
-      weights, _, _ = thinker.think(position.state, thinker.simulations)
+      weights, _, _ = thinker.think(position.state, thinker.simulations, position.env)
       position.push(int(legal[np.argmax(weights[legal])]))
     else:
       move = opponent.move(position)

@@ -125,7 +125,7 @@ class Position:
     """The final rewards by colour (first mover, second mover); zeros while the game goes on."""
     total = sum(h["rewards"] for h in self.hosts)
     order = self.host["order"]
-    return total[order]  # pgx indexes rewards by player id; _player_order maps colour -> player id
+    return total[order]  # pgx indexes rewards by player id; `order` maps colour -> player id
 
   def action_of(self, move: str) -> int:
     raise NotImplementedError
@@ -140,6 +140,7 @@ class SetupPosition(Position):
   reader: Callable[[str], pgx.State]
 
   def __init__(self, setup: str | None = None):
+    self.setup = setup
     initial = None
     if setup is not None:
       try:

@@ -9,6 +9,7 @@ rejected `position` leaves the previous position in place.
 
 from __future__ import annotations
 
+import re
 import sys
 
 from azjax.engines.base import ProtocolError, SearchingEngine, Thinker, engine_parser, serve, thinker_for
@@ -30,13 +31,12 @@ class UciEngine(SearchingEngine):
     self.commands["debug"] = lambda a: None
 
   def set_option(self, args) -> None:
-    text = " ".join(args)
-    if not text.startswith("name ") or " value " not in text:
+    given = re.fullmatch(r"name (.+?) value (.*)", " ".join(args))
+    if not given:
       raise ProtocolError("setoption: expected 'setoption name <name> value <value>'")
-    name, value = text[5:].split(" value ", 1)
-    if name.strip().lower() != "simulations":
-      raise ProtocolError(f"setoption: no option named {name.strip()!r}")
-    self.set_simulations(value)
+    if given[1].strip().lower() != "simulations":
+      raise ProtocolError(f"setoption: no option named {given[1].strip()!r}")
+    self.set_simulations(given[2])
 
 
 def main(argv=None) -> None:

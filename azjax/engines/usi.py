@@ -31,12 +31,10 @@ class UsiEngine(SearchingEngine):
   def set_option(self, args) -> None:
     if len(args) < 2 or args[0] != "name":
       raise ProtocolError("setoption: expected 'setoption name <name> value <value>'")
-    if args[1] != "Simulations":
-      return  # USI GUIs send their own options (USI_Hash, USI_Ponder); they do not apply here
-    given = args[args.index("value") + 1:] if "value" in args else []
-    if not given:
-      raise ProtocolError("setoption: Simulations needs 'value <number>'")
-    self.set_simulations(given[0])
+    if args[1] == "Simulations":  # GUIs also send their own options (USI_Hash, USI_Ponder): they do not apply
+      if "value" not in args[2:-1]:
+        raise ProtocolError("setoption: Simulations needs 'value <number>'")
+      self.set_simulations(args[args.index("value") + 1])
 
 
 def main(argv=None) -> None:
