@@ -71,6 +71,9 @@ _SMALL = {
 }
 
 
+# Go's pass rule off the papers' settings (rules.py): the early-pass collapse is not a matter of size.
+_GO_PASS = {"go9": "eyes", "go": "eyes"}
+
 # Pure MCTS anchors where random rollouts are cheap enough (games end in tens of plies).
 _SMALL_MCTS_ANCHOR = {"tictactoe": 64, "connect_four": 64, "othello": 64}
 
@@ -82,7 +85,7 @@ def _small(game: str) -> Config:
   return Config(
       game=game,
       network=NetworkConfig(blocks=blocks, channels=channels, value_hidden=min(256, channels * 2)),
-      search=SearchConfig(**dict(PAPER_SEARCH, num_simulations=sims)),
+      search=SearchConfig(**dict(PAPER_SEARCH, num_simulations=sims, go_pass=_GO_PASS.get(game, "pgx"))),
       selfplay=SelfPlayConfig(batch_size=games, chunk_plies=16, temperature_plies=PAPER_TEMPERATURE_PLIES),
       replay=ReplayConfig(window=window),
       train=TrainConfig(**train, updates_per_step=updates, num_steps=steps),
@@ -112,7 +115,7 @@ def _cpu(game: str) -> Config:
       game=game,
       network=NetworkConfig(blocks=blocks, channels=channels, value_hidden=channels * 2),
       search=SearchConfig(**dict(PAPER_SEARCH, algorithm="gumbel", num_simulations=sims,
-                                 go_pass="eyes" if game in ("go9", "go") else "pgx")),
+                                 go_pass=_GO_PASS.get(game, "pgx"))),
       selfplay=SelfPlayConfig(batch_size=games, chunk_plies=16, temperature_plies=PAPER_TEMPERATURE_PLIES),
       replay=ReplayConfig(window=window),
       train=TrainConfig(**dict(PAPER_TRAIN, batch_size=batch, learning_rate=lr, lr_boundaries=()),
