@@ -5,11 +5,23 @@ continues bit for bit), `model` (params and batch-norm statistics, all an agent
 needs) and `meta` (JSON: format, game, step and the resolved config). Trees are
 stored as numbered leaves and rebuilt against the structure the config
 implies, so a checkpoint can never smuggle in code or a foreign structure.
+
+Faults. Orbax writes a step into `<step>.orbax-checkpoint-tmp` and renames it
+when complete, so a process killed mid-write leaves only that folder, which no
+listing counts and `remove_unfinished` deletes. Each committed step also gets
+`azjax-files.json` (every file's size), so a step damaged on disk later (a file
+truncated or missing) is named by `damage`; `restore_latest` then resumes from
+the newest intact step and moves the damaged ones to `damaged-checkpoints/`.
+A write that fails (disk full, unwritable) raises WriteError naming the path and
+leaves the earlier checkpoints as they were.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import sys
 from pathlib import Path
 
 import jax
@@ -19,10 +31,38 @@ from azjax.config import Config, ConfigError, from_dict
 
 FORMAT = "azjax-checkpoint-1"
 ITEMS = ("state", "model", "meta")
+MANIFEST = "azjax-files.json"  # in each committed step: {"files": {relative path: size in bytes}}
+UNFINISHED = ".orbax-checkpoint-tmp"  # orbax's mark of a step (or item) whose write has not committed
+DAMAGED = "damaged-checkpoints"  # beside checkpoints/: steps found damaged, kept for inspection
 
 
 class CheckpointError(ValueError):
   """A checkpoint that is missing, foreign or incompatible with the config."""
+
+
+class WriteError(OSError):
+  """A run's file or checkpoint could not be written (disk full, unwritable); the message names the path."""
+
+
+def _reason(e: BaseException) -> str:
+  text = e.strerror if isinstance(e, OSError) and e.strerror else (str(e) or type(e).__name__)
+  text = text.strip().splitlines()[0] if text.strip() else type(e).__name__
+  return text if len(text) <= 400 else text[:400] + "..."
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+  """Writes `path` whole or not at all (a temporary file renamed over it); WriteError names the path."""
+  path = Path(path)
+  tmp = path.with_name(f".{path.name}.tmp")
+  try:
+    tmp.write_text(text)
+    os.replace(tmp, path)
+  except OSError as e:
+    try:
+      tmp.unlink(missing_ok=True)
+    except OSError:
+      pass
+    raise WriteError(f"could not write {path}: {_reason(e)}") from e
 
 
 def _leaves(tree) -> dict:
@@ -46,12 +86,151 @@ def save(mngr: ocp.CheckpointManager, state, config: Config, **extra) -> int:
   A sweep's seed-stacked state (step [S], all equal) saves the same way."""
   step = int(jax.device_get(state.step).max())
   meta = {"format": FORMAT, "game": config.game, "step": step, "config": config.to_dict(), **extra}
-  mngr.save(step, args=ocp.args.Composite(
-      state=ocp.args.StandardSave(_leaves(state)),
-      model=ocp.args.StandardSave(_leaves((state.params, state.bn_state))),
-      meta=ocp.args.JsonSave(meta)))
-  mngr.wait_until_finished()
+  folder = Path(mngr.directory) / str(step)
+  try:
+    saved = mngr.save(step, args=ocp.args.Composite(
+        state=ocp.args.StandardSave(_leaves(state)),
+        model=ocp.args.StandardSave(_leaves((state.params, state.bn_state))),
+        meta=ocp.args.JsonSave(meta)))
+    mngr.wait_until_finished()
+    if not saved or not folder.is_dir():
+      raise FileExistsError(f"orbax did not commit step {step} (steps on disk: {list(mngr.all_steps())})")
+  except Exception as e:
+    try:  # the failed write's threads are done before its temporary folder goes
+      mngr.wait_until_finished()
+    except Exception:
+      pass
+    remove_unfinished(mngr.directory, step)
+    raise WriteError(f"could not write checkpoint step {step} to {folder}: {_reason(e)}") from e
+  files = {p.relative_to(folder).as_posix(): p.stat().st_size for p in sorted(folder.rglob("*")) if p.is_file()}
+  atomic_write_text(folder / MANIFEST, json.dumps({"format": FORMAT, "files": files}))
   return step
+
+
+def remove_unfinished(directory: str | os.PathLike, step: int | None = None) -> list[str]:
+  """Deletes the temporary folders of writes that never committed (all, or `step`'s); returns their names."""
+  directory = Path(directory)
+  if not directory.is_dir():
+    return []
+  removed = []
+  for path in sorted(directory.iterdir()):
+    if UNFINISHED in path.name and (step is None or path.name.split(".")[0] == str(step)):
+      shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
+      removed.append(path.name)
+  return removed
+
+
+def damage(folder: str | os.PathLike) -> list[str]:
+  """What is missing or truncated in one step's folder, each named by its path in it ([] when nothing is).
+
+  Checked against the step's azjax-files.json; a step without one (written before it existed, or
+  killed between orbax's commit and writing it) is checked for its items only."""
+  folder = Path(folder)
+  if not folder.is_dir():
+    return [f"the folder {folder} is missing"]
+  try:
+    files = json.loads((folder / MANIFEST).read_text())["files"]
+    if not isinstance(files, dict):
+      raise TypeError(files)
+  except FileNotFoundError:
+    files = {"state": None, "model": None, "meta/metadata": None}
+  except (OSError, ValueError, KeyError, TypeError):
+    return [f"{MANIFEST} is unreadable"]
+  problems, missing = [], set()
+  for name, size in files.items():
+    path = folder / name
+    if not path.exists():
+      parts = name.split("/")  # name the outermost folder that is gone, once
+      folders = ["/".join(parts[:i]) for i in range(1, len(parts))]
+      gone = next((f + "/" for f in folders if not (folder / f).exists()),
+                  name + ("/" if size is None and "/" not in name else ""))
+      if gone not in missing:
+        missing.add(gone)
+        problems.append(f"{gone} is missing")
+    elif size is not None and path.stat().st_size != size:
+      actual = path.stat().st_size
+      problems.append(f"{name} is truncated ({actual} of {size} bytes)" if actual < size
+                      else f"{name} has {actual} bytes, not {size}")
+  return problems
+
+
+def _describe(problems: list[str]) -> str:
+  return ", ".join(problems[:4]) + (f" and {len(problems) - 4} more" if len(problems) > 4 else "")
+
+
+def _move_aside(directory: Path, step: int) -> Path:
+  """Moves a damaged step out of the checkpoints folder (so it is neither listed nor deleted); returns where."""
+  target = directory.parent / DAMAGED
+  target.mkdir(exist_ok=True)
+  dest, n = target / str(step), 1
+  while dest.exists():
+    n += 1
+    dest = target / f"{step}-{n}"
+  os.replace(directory / str(step), dest)
+  return dest
+
+
+def _stderr(message: str) -> None:
+  print(f"warning: {message}", file=sys.stderr, flush=True)
+
+
+def latest_meta(mngr: ocp.CheckpointManager) -> dict:
+  """The meta of the newest step that is not damaged (CheckpointError naming each damaged one if none is)."""
+  directory, found = Path(mngr.directory), []
+  steps = sorted(mngr.all_steps(), reverse=True)
+  if not steps:
+    raise CheckpointError(f"no checkpoint in {directory}")
+  for step in steps:
+    problems = damage(directory / str(step))
+    if not problems:
+      try:
+        return read_meta(mngr, step)
+      except CheckpointError:
+        raise
+      except Exception as e:
+        problems = [f"meta/ could not be read ({_reason(e)})"]
+    found.append(f"step {step}: {_describe(problems)}")
+  raise CheckpointError(f"no intact checkpoint in {directory} ({'; '.join(found)})")
+
+
+def restore_latest(mngr: ocp.CheckpointManager, abstract_state, shardings, check=None, warn=_stderr):
+  """Restores the newest intact step: returns (state, meta), or (None, None) when there is no step.
+
+  A damaged newer step is reported through `warn` (the step, and the file or folder at fault) and,
+  once an older one has restored, moved to damaged-checkpoints/ beside the checkpoints folder (a
+  resumed run writes that step again). `check(meta)` may raise to refuse a foreign checkpoint; that
+  is not damage. If no step restores, CheckpointError names each one's fault and nothing is moved."""
+  directory, damaged = Path(mngr.directory), []
+  for step in sorted(mngr.all_steps(), reverse=True):
+    problems = damage(directory / str(step))
+    if not problems:
+      try:
+        meta = read_meta(mngr, step)
+      except CheckpointError:
+        raise
+      except Exception as e:
+        problems = [f"meta/ could not be read ({_reason(e)})"]
+    if not problems:
+      if check is not None:
+        check(meta)
+      try:
+        state = restore_state(mngr, abstract_state, shardings, step)
+      except Exception as e:
+        problems = [f"state/ could not be read ({_reason(e)})"]
+    if problems:
+      damaged.append((step, problems))
+      continue
+    for bad, why in damaged:
+      dest = _move_aside(directory, bad)
+      warn(f"checkpoint step {bad} in {directory} is damaged: {_describe(why)}; moved it to {dest}")
+    if damaged:
+      mngr.reload()
+      warn(f"resuming from step {step}, the latest intact checkpoint")
+    return state, meta
+  if damaged:
+    raise CheckpointError(f"no intact checkpoint in {directory} ("
+                          + "; ".join(f"step {s}: {_describe(p)}" for s, p in damaged) + ")")
+  return None, None
 
 
 def read_meta(mngr: ocp.CheckpointManager, step: int | None = None) -> dict:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 
@@ -47,7 +48,9 @@ def parser(game: str) -> argparse.ArgumentParser:
 
 
 def main(game: str, argv=None) -> int:
-  """Runs an experiment; returns the exit code (2 for bad input, with one clear message)."""
+  """Runs an experiment; returns the exit code, with one clear message on failure: 2 for bad input (or no
+  intact checkpoint to resume), 3 when training diverged, 4 when a file or checkpoint could not be written
+  (disk full, unwritable; the earlier checkpoints are intact)."""
   args = parser(game).parse_args(argv)
   from azjax import checkpoint as ckpt
   from azjax.loop import DivergenceError, train
@@ -56,7 +59,17 @@ def main(game: str, argv=None) -> int:
   try:
     if args.resume:
       directory, _ = ckpt.checkpoint_dir(args.resume)
-      meta = ckpt.read_meta(ckpt.manager(directory))
+      mngr = ckpt.manager(directory)
+      saved = directory.parent / "config.json"
+      if not mngr.all_steps() and saved.is_file():  # stopped before its first checkpoint: start it again
+        try:
+          saved_config = json.loads(saved.read_text())
+          meta = {"game": saved_config["game"], "config": saved_config}
+        except (ValueError, KeyError, TypeError) as e:
+          raise ckpt.CheckpointError(f"no checkpoint in {directory}, and {saved} is unreadable ({e})") from None
+        print(f"no checkpoint in {directory} yet: the run starts again from step 0 with {saved}", file=sys.stderr)
+      else:
+        meta = ckpt.latest_meta(mngr)  # the newest intact step's; training reports any damaged newer one
       if meta["game"] != game:
         raise ckpt.CheckpointError(f"{args.resume} is a {meta['game']} run, not {game}")
       config = apply_overrides(ckpt.config_from_meta(meta), overrides)
@@ -78,6 +91,9 @@ def main(game: str, argv=None) -> int:
   except DivergenceError as e:
     print(f"error: {e}", file=sys.stderr)
     return 3
+  except OSError as e:  # ckpt.WriteError names the file; the run stopped with its earlier checkpoints intact
+    print(f"error: {e}", file=sys.stderr)
+    return 4
   print(f"run directory: {result.run_dir}")
   print(f"trained {result.step} steps in {result.seconds:.1f} s")
   if result.evaluation is not None:

@@ -7,6 +7,11 @@ them (CSV, TensorBoard, a progress bar, run.log), evaluate and checkpoint.
 A run directory holds: config.json, metrics.csv, evals.csv (every evaluation
 game result), elo.csv and elo.png (the Elo curve), tb/ (TensorBoard event
 files), checkpoints/ (orbax) and run.log.
+
+A run killed at any moment loses only the work since its last checkpoint: resumed, it
+continues bit for bit (an evaluation the kill interrupted is played again). A damaged
+latest checkpoint is reported and the run resumes from the one before; a file that
+cannot be written (disk full) stops the run with WriteError naming it.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import csv
 import dataclasses
 import logging
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -45,6 +51,19 @@ def check_finite(step: int, metrics: dict, last_checkpoint) -> None:
         "--set train.learning_rate=<lower>")
 
 
+def _write_failed(e: OSError, step: int, mngr, run_dir: Path) -> ckpt.WriteError:
+  """The error that stops a run which could not write: the path, the step, and the checkpoint to resume from."""
+  what = str(e) if isinstance(e, ckpt.WriteError) else f"I/O error on {e.filename or run_dir}: {ckpt._reason(e)}"
+  try:
+    mngr.reload()
+  except Exception:
+    pass
+  latest = mngr.latest_step()
+  kept = f"its latest checkpoint, step {latest}, is intact" if latest is not None else "it has no checkpoint yet"
+  return ckpt.WriteError(f"{what}. The run stopped at step {step}; {kept}. Free some space (or make {run_dir} "
+                         f"writable), then resume it with --resume {run_dir}")
+
+
 @dataclasses.dataclass
 class RunResult:
   run_dir: Path
@@ -70,35 +89,80 @@ def check_compatible(saved: Config, config: Config) -> None:
     raise ckpt.CheckpointError("the checkpoint does not fit this config: " + "; ".join(diffs))
 
 
+class _FileHandler(logging.FileHandler):
+  """A log file whose write errors stop the run (logging's own handler prints them and goes on)."""
+
+  def handleError(self, record):
+    e = sys.exc_info()[1]
+    if isinstance(e, OSError):
+      raise ckpt.WriteError(f"could not write {self.baseFilename}: {ckpt._reason(e)}") from e
+    super().handleError(record)
+
+
+def _quietly(fn, *args) -> None:
+  """Logs an error where the log itself may be what cannot be written."""
+  try:
+    fn(*args)
+  except OSError:
+    pass
+
+
 def _logger(run_dir: Path) -> logging.Logger:
   log = logging.getLogger(f"azjax.run.{run_dir}")
   if not log.handlers:
     log.setLevel(logging.INFO)
     log.propagate = False  # the progress bar owns the terminal
-    handler = logging.FileHandler(run_dir / "run.log")
+    try:
+      handler = _FileHandler(run_dir / "run.log")
+    except OSError as e:
+      raise ckpt.WriteError(f"could not write {run_dir / 'run.log'}: {ckpt._reason(e)}") from e
     handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
     log.addHandler(handler)
   return log
 
 
+def _row_step(row: dict) -> int | None:
+  """A row's step, or None for a row cut short (a kill mid-append) or unreadable."""
+  if None in row or None in row.values():
+    return None
+  try:
+    return int(row["step"])
+  except (KeyError, ValueError):
+    return None
+
+
 class CsvLog:
-  """A CSV file of rows keyed by step; on resume, rows after the checkpoint are dropped."""
+  """A CSV file of rows keyed by step; on resume, rows after the checkpoint are dropped.
+
+  Rewriting it is atomic and a row cut short by a kill is dropped, so a kill at any moment loses
+  no row up to the checkpoint; a failed write raises WriteError naming the file."""
 
   def __init__(self, path: Path, keep_until: int):
     self.path, self.fields = path, None
     if path.exists():
-      with path.open() as f:
-        rows = [r for r in csv.DictReader(f) if int(r["step"]) <= keep_until]
+      with path.open(newline="") as f:
+        rows = []
+        for r in csv.DictReader(f):
+          step = _row_step(r)
+          if step is None or step > keep_until:
+            break  # rows are in step order: the rest are after the checkpoint, or cut short
+          rows.append(r)
       if rows:
         self.fields = list(rows[0])
       self._write(rows, "w")
 
   def _write(self, rows, mode):
-    with self.path.open(mode, newline="") as f:
-      writer = csv.DictWriter(f, fieldnames=self.fields or [])
-      if mode == "w" and self.fields:
-        writer.writeheader()
-      writer.writerows(rows)
+    path = self.path if mode == "a" else self.path.with_name(f".{self.path.name}.tmp")
+    try:
+      with path.open(mode, newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=self.fields or [])
+        if mode == "w" and self.fields:
+          writer.writeheader()
+        writer.writerows(rows)
+      if mode == "w":
+        os.replace(path, self.path)
+    except OSError as e:
+      raise ckpt.WriteError(f"could not write {self.path}: {ckpt._reason(e)}") from e
 
   def append(self, row: dict):
     if self.fields is None:
@@ -120,6 +184,8 @@ def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: b
   run_dir.mkdir(parents=True, exist_ok=True)
   # Evaluated checkpoints stay on disk: later evaluations play them.
   mngr = ckpt.manager(run_dir / "checkpoints", keep=config.run.keep_checkpoints, keep_period=config.run.eval_every)
+  notes = [f"removed {name}: a checkpoint write the run was stopped in" for name in ckpt.remove_unfinished(
+      mngr.directory)]
   if mngr.latest_step() is not None and not resume:
     raise ckpt.CheckpointError(f"{run_dir} already holds checkpoints; resume it or choose another run directory")
 
@@ -132,25 +198,35 @@ def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: b
   train_step = train_lib.make_train_step(program, mesh).lower(abstract).compile()
   memory = budget.estimate(config, abstract, mesh.size, compiled=train_step)
   budget.check(config, memory)
+  state = None
   if resume and mngr.latest_step() is not None:
-    meta = ckpt.read_meta(mngr)
-    if meta["game"] != config.game:
-      raise ckpt.CheckpointError(f"the checkpoint is of {meta['game']}, not {config.game}")
-    check_compatible(ckpt.config_from_meta(meta), config)
-    state = ckpt.restore_state(mngr, abstract, train_lib.state_shardings(abstract, mesh))
-  else:
+    def check(meta):
+      if meta["game"] != config.game:
+        raise ckpt.CheckpointError(f"the checkpoint is of {meta['game']}, not {config.game}")
+      check_compatible(ckpt.config_from_meta(meta), config)
+    state, _ = ckpt.restore_latest(mngr, abstract, train_lib.state_shardings(abstract, mesh), check=check,
+                                   warn=notes.append)
+  if state is None:
     state = train_lib.init_state(program, mesh)
   step = int(jax.device_get(state.step))
-  (run_dir / "config.json").write_text(config.to_json())
+  ckpt.atomic_write_text(run_dir / "config.json", config.to_json())
 
   log = _logger(run_dir)
+  for note in notes:
+    log.warning("%s", note)
+    print(f"warning: {note}", file=sys.stderr, flush=True)
   log.info("%s %s on %d %s device(s), from step %d", "resuming" if step else "starting", config.game,
            len(devices), devices[0].platform, step)
   log.info("%s", memory)
   if progress:
     print(memory, flush=True)
   metrics_csv = CsvLog(run_dir / "metrics.csv", step)
-  evals_csv = CsvLog(run_dir / "evals.csv", step)
+  # Resumed at an evaluation step whose games are not in evals.csv (a kill cut the evaluation short), the
+  # run plays that evaluation again.
+  redo_eval = step > 0 and bool((config.run.eval_every and step % config.run.eval_every == 0)
+                                or step == config.train.num_steps) and not any(
+      _row_step(r) == step for r in evaluation.read_rows(run_dir / "evals.csv"))
+  evals_csv = CsvLog(run_dir / "evals.csv", step - 1 if redo_eval else step)
   from tensorboardX import SummaryWriter  # imported here: only runs write event files
   writer = SummaryWriter(str(run_dir / "tb"), purge_step=step if step else None)
 
@@ -209,7 +285,17 @@ def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: b
     result = arena.MatchResult(wins=vs_random["wins"], draws=vs_random["draws"], losses=vs_random["losses"])
     return result, now
 
+  def evaluate(step):
+    result, now = run_eval(step)
+    if callback:
+      callback(run_dir, step)
+    bar.write(f"step {step}: Elo {now['elo']:.0f} ({now['elo_lo']:.0f} to {now['elo_hi']:.0f}); "
+              f"against uniform random: {result}")
+    return result
+
   try:
+    if redo_eval:
+      final = evaluate(step)
     previous = None
     while step < config.train.num_steps:
       state, metrics = train_step(state)
@@ -228,18 +314,23 @@ def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: b
         flush(keep_newest=False)  # every logged row up to a checkpoint survives a crash after it
         ckpt.save(mngr, state, config)  # an evaluated network is always on disk: later evaluations play it
       if evaluating:
-        final, now = run_eval(step)
-        if callback:
-          callback(run_dir, step)
-        bar.write(f"step {step}: Elo {now['elo']:.0f} ({now['elo_lo']:.0f} to {now['elo_hi']:.0f}); "
-                  f"against uniform random: {final}")
+        final = evaluate(step)
   except DivergenceError as e:
     flush(keep_newest=False)  # the rows up to the bad step show how it diverged
-    log.error("%s", e)
+    _quietly(log.error, "%s", e)
     raise
+  except OSError as e:  # disk full or unwritable: stop, naming the path; the last checkpoint stays as it was
+    error = _write_failed(e, step, mngr, run_dir)
+    _quietly(log.error, "%s", error)
+    raise error from e
   finally:
+    stopping = sys.exc_info()[1] is not None  # then an error closing the event file must not replace it
     bar.close()
-    writer.close()
+    try:
+      writer.close()
+    except OSError:
+      if not stopping:
+        raise
   seconds = time.time() - started
   log.info("finished at step %d in %.1f s", step, seconds)
   return RunResult(run_dir=run_dir, step=step, metrics=last_row, evaluation=final, seconds=seconds,

@@ -118,10 +118,12 @@ def run_unit(config: Config, seeds: list[int], unit: Path, labels: dict, progres
   n = len(seeds)
   program, mesh = train_lib.build(config), train_lib.make_mesh(devices)
   mngr = ckpt.manager(unit / "checkpoints", keep=2)
-  if mngr.latest_step() is not None:
+  ckpt.remove_unfinished(mngr.directory)  # a write the sweep was killed in
+  state = None
+  if mngr.latest_step() is not None:  # the newest intact checkpoint; a damaged newer one is reported
     abstract = train_lib.abstract_state(program, n)
-    state = ckpt.restore_state(mngr, abstract, train_lib.state_shardings(abstract, mesh, n))
-  else:
+    state, _ = ckpt.restore_latest(mngr, abstract, train_lib.state_shardings(abstract, mesh, n))
+  if state is None:
     state = train_lib.init_state(program, mesh, seeds)
   step = int(jax.device_get(state.step).max())
   metrics_csv, results_csv = CsvLog(unit / "metrics.csv", step), CsvLog(unit / "results.csv", step)
@@ -159,7 +161,7 @@ def run_unit(config: Config, seeds: list[int], unit: Path, labels: dict, progres
         ckpt.save(mngr, state, config, seeds=seeds)
   finally:
     bar.close()
-  (unit / "done").write_text(json.dumps({"steps": step, "seeds": seeds}))
+  ckpt.atomic_write_text(unit / "done", json.dumps({"steps": step, "seeds": seeds}))
 
 
 def run_sweep(out: str | Path, game: str, preset_name: str, fixed: list[str], grid_items: list[str],
@@ -176,14 +178,14 @@ def run_sweep(out: str | Path, game: str, preset_name: str, fixed: list[str], gr
   spec_path = out / "sweep.json"
   if spec_path.exists() and json.loads(spec_path.read_text()) != spec:
     raise ckpt.CheckpointError(f"{out} holds another sweep ({spec_path}); choose another --out")
-  spec_path.write_text(json.dumps(spec, indent=2))
+  ckpt.atomic_write_text(spec_path, json.dumps(spec, indent=2))
   for name, chosen, config in combos:
     for group in seed_groups(list(seeds), seeds_per_program):
       unit = out / name / f"seeds-{group[0]}-{group[-1]}"
       if (unit / "done").exists():
         continue
       (out / name).mkdir(parents=True, exist_ok=True)
-      (out / name / "config.json").write_text(config.to_json())
+      ckpt.atomic_write_text(out / name / "config.json", config.to_json())
       run_unit(config, group, unit, {"combination": name, **chosen}, progress)
       summarise(out)
   summarise(out)

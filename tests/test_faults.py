@@ -1,0 +1,299 @@
+"""Faults (issue 19): kills at any moment, checkpoints damaged on disk, disks that fill up, killed sweeps.
+
+Every interrupted run here is compared with one uninterrupted run of the same config (`reference`,
+which keeps every step's checkpoint): after resuming, the whole TrainState is equal bit for bit.
+"""
+
+import csv
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import jax
+import numpy as np
+import pytest
+
+import azjax
+from azjax import checkpoint as ckpt, sweep, train_step as train_lib
+from conftest import ROOT
+
+STEPS = 8
+FLAGS = ["--set", "run.checkpoint_every=1", "--set", f"train.num_steps={STEPS}"]
+ENV = dict(os.environ, JAX_PLATFORMS="cpu")
+
+# The experiment's CLI, SIGKILLed by itself inside the checkpoint write whose step folder path ends with
+# $AZJAX_KILL_IN: at orbax's commit of the first item finished in it (the other items may still be
+# writing, and the step is not committed). Without the variable it is the plain CLI.
+KILLABLE = """
+import os, signal, sys
+from orbax.checkpoint._src.path import atomicity
+commit = atomicity.AtomicRenameTemporaryPath.finalize
+async def finalize(self):
+  final, where = self.get_final(), os.environ.get("AZJAX_KILL_IN")
+  if where and any(str(p).split(".orbax-checkpoint-tmp")[0].endswith(where) for p in (final, final.parent)):
+    os.kill(os.getpid(), signal.SIGKILL)
+  return await commit(self)
+atomicity.AtomicRenameTemporaryPath.finalize = finalize
+import azjax
+from experiments import sweep
+sys.exit(sweep.main(sys.argv[2:]) if sys.argv[1] == "sweep" else azjax.experiment_main(sys.argv[1], sys.argv[2:]))
+"""
+
+
+def _config(*overrides):
+  return azjax.apply_overrides(azjax.preset("tictactoe", "smoke"),
+                               ["run.checkpoint_every=1", f"train.num_steps={STEPS}", *overrides])
+
+
+def _cli(*args, kill_in=None, **kw):
+  env = dict(ENV, AZJAX_KILL_IN=kill_in) if kill_in else ENV
+  return subprocess.run([sys.executable, "-c", KILLABLE, *args], cwd=ROOT, env=env, capture_output=True, text=True,
+                        timeout=300, **kw)
+
+
+def _state(run, step=None):
+  config = _config()
+  abstract = train_lib.abstract_state(azjax.build(config))
+  mngr = ckpt.manager(Path(run) / "checkpoints", keep=100)
+  return jax.device_get(ckpt.restore_state(mngr, abstract, train_lib.state_shardings(abstract, azjax.make_mesh()),
+                                           step))
+
+
+def _assert_same(a, b):
+  assert jax.tree.structure(a) == jax.tree.structure(b)
+  jax.tree.map(np.testing.assert_array_equal, a, b)
+
+
+def _rows(path, drop=("positions_per_s",)):  # the rate is wall-clock time: it differs between runs
+  with open(path, newline="") as f:
+    return [{k: v for k, v in r.items() if k not in drop} for r in csv.DictReader(f)]
+
+
+def _steps(run):
+  return sorted(int(p.name) for p in (Path(run) / "checkpoints").iterdir() if p.name.isdigit())
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+  """An uninterrupted run keeping every step's checkpoint."""
+  run = tmp_path_factory.mktemp("reference") / "run"
+  assert azjax.train(_config(f"run.keep_checkpoints={STEPS}"), run, progress=False).step == STEPS
+  return run
+
+
+def _partial_copy(reference, run, last):
+  """The reference run as it was just after its checkpoint `last` (logs keep later rows: resume drops them)."""
+  shutil.copytree(reference, run)
+  for step in _steps(run):
+    if step > last:
+      shutil.rmtree(run / "checkpoints" / str(step))
+  return run
+
+
+def _assert_finished_like(run, reference):
+  _assert_same(_state(run), _state(reference, STEPS))
+  assert _steps(run)[-1] == STEPS and not [p for p in (run / "checkpoints").iterdir() if ckpt.UNFINISHED in p.name]
+  assert _rows(run / "metrics.csv") == _rows(reference / "metrics.csv")  # every step once, same numbers
+  assert [int(r["step"]) for r in _rows(run / "metrics.csv")] == list(range(1, STEPS + 1))
+  assert _rows(run / "evals.csv") == _rows(reference / "evals.csv")
+
+
+def test_kill_9_inside_a_checkpoint_write_then_resume_is_bit_for_bit(tmp_path, reference):
+  """SIGKILL at the commit of step 4's first item: only 4.orbax-checkpoint-tmp is left of it."""
+  run = tmp_path / "run"
+  r = _cli("tictactoe", "--preset", "smoke", "--run-dir", str(run), "--no-progress", *FLAGS,
+           kill_in=str(Path("checkpoints") / "4"))
+  assert r.returncode == -signal.SIGKILL, r.stderr[-2000:]
+  assert _steps(run) == [1, 2, 3] and (run / "checkpoints" / "4.orbax-checkpoint-tmp").is_dir()
+  r = _cli("tictactoe", "--resume", str(run), "--no-progress")
+  assert r.returncode == 0, r.stderr[-2000:]
+  assert "removed 4.orbax-checkpoint-tmp" in r.stderr and f"trained {STEPS} steps" in r.stdout
+  _assert_finished_like(run, reference)
+
+
+def test_kill_9_at_a_random_moment_then_resume_is_bit_for_bit(tmp_path, reference):
+  """An outside SIGKILL as soon as a checkpoint write is seen under way once two steps are committed (or,
+  failing that, once five are)."""
+  run = tmp_path / "run"
+  p = subprocess.Popen([sys.executable, "-m", "experiments.tictactoe", "--preset", "smoke", "--run-dir", str(run),
+                        "--no-progress", *FLAGS], cwd=ROOT, env=ENV, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+  seen, deadline = None, time.time() + 240
+  try:
+    while p.poll() is None and time.time() < deadline:
+      names = os.listdir(run / "checkpoints") if (run / "checkpoints").is_dir() else []
+      committed = sum(n.isdigit() for n in names)
+      seen = next((n for n in names if ckpt.UNFINISHED in n), None) if committed >= 2 else None
+      if seen or committed >= 5:
+        break
+      time.sleep(0.001)
+  finally:
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+  assert p.returncode == -signal.SIGKILL, "the run ended before it could be killed"
+  print(f"killed {'during the write of ' + seen if seen else 'after a committed checkpoint'}; on disk: "
+        f"{sorted(os.listdir(run / 'checkpoints'))}")
+  r = _cli("tictactoe", "--resume", str(run), "--no-progress")
+  assert r.returncode == 0, r.stderr[-2000:]
+  _assert_finished_like(run, reference)
+
+
+def test_a_kill_before_the_first_checkpoint_resumes_from_step_0(tmp_path, reference):
+  run = tmp_path / "run"
+  r = _cli("tictactoe", "--preset", "smoke", "--run-dir", str(run), "--no-progress", *FLAGS,
+           kill_in=str(Path("checkpoints") / "1"))
+  assert r.returncode == -signal.SIGKILL and _steps(run) == []
+  r = _cli("tictactoe", "--resume", str(run), "--no-progress")
+  assert r.returncode == 0 and "starts again from step 0" in r.stderr, r.stderr[-2000:]
+  _assert_finished_like(run, reference)
+
+
+def test_a_truncated_file_in_the_latest_checkpoint_is_named_and_the_run_resumes_from_the_one_before(
+    tmp_path, reference):
+  run = _partial_copy(reference, tmp_path / "run", 5)
+  data = max((run / "checkpoints" / "5" / "state").rglob("d/*"), key=lambda p: p.stat().st_size)
+  size = data.stat().st_size
+  with open(data, "r+b") as f:
+    f.truncate(size // 2)
+  name = data.relative_to(run / "checkpoints" / "5").as_posix()
+  r = _cli("tictactoe", "--resume", str(run), "--no-progress")
+  assert r.returncode == 0, r.stderr[-2000:]
+  for text in (r.stderr, (run / "run.log").read_text()):
+    assert f"checkpoint step 5 in {run / 'checkpoints'} is damaged: {name} is truncated ({size // 2} of {size} " \
+           "bytes)" in text and "resuming from step 4" in text, text[-3000:]
+  assert (run / ckpt.DAMAGED / "5" / name).exists()  # kept for a look, out of orbax's way
+  _assert_finished_like(run, reference)
+
+
+def test_missing_folders_and_unreadable_meta_fall_back_step_by_step(tmp_path, reference, capfd):
+  run = _partial_copy(reference, tmp_path / "run", 5)
+  shutil.rmtree(run / "checkpoints" / "5" / "state")
+  meta = run / "checkpoints" / "4" / "meta" / "metadata"  # garbled in place (same size), and no manifest to tell
+  meta.write_bytes(b"\0" * meta.stat().st_size)
+  (run / "checkpoints" / "4" / ckpt.MANIFEST).unlink()
+  # Nothing restores: each step is named with its fault and nothing moves.
+  abstract = train_lib.abstract_state(azjax.build(_config()))
+  shardings = train_lib.state_shardings(abstract, azjax.make_mesh())
+  broken = _partial_copy(run, tmp_path / "broken", 5)
+  for step in (1, 2, 3):
+    (broken / "checkpoints" / str(step) / "model" / "_METADATA").unlink()
+  with pytest.raises(azjax.CheckpointError, match=r"no intact checkpoint .*step 5: state/ is missing; step 4: meta/ "
+                     r"could not be read .*step 3: model/_METADATA is missing"):
+    ckpt.restore_latest(ckpt.manager(broken / "checkpoints"), abstract, shardings)
+  assert _steps(broken) == [1, 2, 3, 4, 5]
+  # The run resumes from step 3 and ends where the reference did at step 6.
+  result = azjax.train(_config("train.num_steps=6"), run, resume=True, progress=False)
+  assert result.step == 6
+  err, log = capfd.readouterr().err, (run / "run.log").read_text()
+  for text in (err, log):
+    assert "checkpoint step 5 in" in text and "is damaged: state/ is missing" in text
+    assert "checkpoint step 4 in" in text and "is damaged: meta/ could not be read" in text
+    assert "resuming from step 3" in text
+  assert sorted(os.listdir(run / ckpt.DAMAGED)) == ["4", "5"]
+  _assert_same(_state(run), _state(reference, 6))
+
+
+def test_a_checkpoint_that_cannot_be_written_stops_the_run_and_keeps_the_previous(tmp_path, reference, monkeypatch):
+  """A real failed write: from step 3's save on, no file may grow past 1 kB (RLIMIT_FSIZE; Python ignores
+  SIGXFSZ, so writes fail with EFBIG as they would with ENOSPC), which even root cannot write past."""
+  run, real_save = tmp_path / "run", ckpt.save
+
+  def save_on_a_full_disk(mngr, state, config, **extra):
+    if int(state.step) < 3:
+      return real_save(mngr, state, config, **extra)
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (1024, limit[1]))
+    try:
+      return real_save(mngr, state, config, **extra)
+    finally:
+      resource.setrlimit(resource.RLIMIT_FSIZE, limit)
+
+  monkeypatch.setattr(ckpt, "save", save_on_a_full_disk)
+  with pytest.raises(ckpt.WriteError) as e:
+    azjax.train(_config(), run, progress=False)
+  message = str(e.value)
+  assert f"could not write checkpoint step 3 to {run / 'checkpoints' / '3'}" in message and "File too large" in message
+  assert "The run stopped at step 3; its latest checkpoint, step 2, is intact" in message and "--resume" in message
+  assert message in (run / "run.log").read_text()
+  # Orbax's writer threads may outlive the failed save and leave some of 3.orbax-checkpoint-tmp: never a step.
+  assert ckpt.manager(run / "checkpoints").all_steps() == [1, 2]
+  assert set(os.listdir(run / "checkpoints")) <= {"1", "2", "3.orbax-checkpoint-tmp"}
+  _assert_same(_state(run), _state(reference, 2))
+  monkeypatch.undo()  # space again: the run goes on from step 2
+  assert azjax.train(_config(), run, resume=True, progress=False).step == STEPS
+  _assert_finished_like(run, reference)
+
+
+def test_a_log_that_cannot_be_written_stops_the_run(tmp_path, reference):
+  """Real ENOSPC: metrics.csv turns into /dev/full after step 5's checkpoint."""
+  run = tmp_path / "run"
+
+  def fill_the_disk(run_dir, step):
+    if step == 5:
+      os.symlink("/dev/full", run_dir / "full")
+      os.replace(run_dir / "full", run_dir / "metrics.csv")
+
+  with pytest.raises(ckpt.WriteError) as e:
+    azjax.train(_config(), run, progress=False, callback=fill_the_disk)
+  message = str(e.value)
+  assert f"could not write {run / 'metrics.csv'}: No space left on device" in message, message
+  assert "its latest checkpoint, step 5, is intact" in message
+  _assert_same(_state(run), _state(reference, 5))
+
+
+def test_the_cli_exits_4_naming_a_file_it_cannot_write(tmp_path, reference):
+  run = _partial_copy(reference, tmp_path / "run", 4)
+  (run / "run.log").unlink()
+  os.symlink("/dev/full", run / "run.log")
+  before = sorted(p.relative_to(run).as_posix() for p in (run / "checkpoints").rglob("*"))
+  r = _cli("tictactoe", "--resume", str(run), "--no-progress")
+  assert r.returncode == 4, r.stderr[-2000:]
+  assert r.stderr.strip().splitlines()[-1] == f"error: could not write {run / 'run.log'}: No space left on device"
+  assert "Traceback" not in r.stderr
+  assert sorted(p.relative_to(run).as_posix() for p in (run / "checkpoints").rglob("*")) == before
+  _assert_same(_state(run), _state(reference, 4))
+
+
+def test_csv_logs_survive_a_kill_mid_write(tmp_path):
+  from azjax.loop import CsvLog
+  path = tmp_path / "metrics.csv"
+  path.write_text("step,loss\n1,0.5\n2,0.25\n3,0.125\n4,0.")  # killed while appending step 4, after step 3's checkpoint
+  CsvLog(path, keep_until=3)
+  assert path.read_text().splitlines() == ["step,loss", "1,0.5", "2,0.25", "3,0.125"]
+  path.write_text("step,loss\n1,0.5\n2,0.25\n1")  # "12,..." cut after its first digit: not read as step 1
+  CsvLog(path, keep_until=2)
+  assert path.read_text().splitlines() == ["step,loss", "1,0.5", "2,0.25"]
+  assert not list(tmp_path.glob(".*.tmp"))
+
+
+SWEEP = ["--game", "tictactoe", "--preset", "smoke", "--grid", "search.num_simulations=4,2", "--seeds", "2",
+         "--set", "train.num_steps=4", "--set", "run.eval_every=2", "--set", "run.checkpoint_every=1",
+         "--set", "run.log_every=1", "--no-progress"]
+
+
+def test_a_killed_sweep_run_again_finishes_every_run_once(tmp_path):
+  out = tmp_path / "sweep"
+  second = out / "search.num_simulations=2" / "seeds-0-1"
+  r = _cli("sweep", *SWEEP, "--out", str(out), kill_in=str(second.relative_to(out) / "checkpoints" / "3"))
+  assert r.returncode == -signal.SIGKILL, r.stderr[-2000:]
+  first = out / "search.num_simulations=4" / "seeds-0-1"
+  done = (first / "done").stat().st_mtime_ns
+  assert not (second / "done").exists() and (second / "checkpoints" / "3.orbax-checkpoint-tmp").is_dir()
+  r = _cli("sweep", *SWEEP, "--out", str(out))
+  assert r.returncode == 0, r.stderr[-2000:]
+  assert (first / "done").stat().st_mtime_ns == done  # the finished unit did not run again
+  rows = _rows(out / "results.csv")
+  keys = [(r["combination"], r["seed"], r["step"]) for r in rows]
+  assert sorted(keys) == sorted((c, s, st) for c in ("search.num_simulations=4", "search.num_simulations=2")
+                                for s in ("0", "1") for st in ("2", "4"))
+  metrics = [(r["seed"], r["step"]) for r in _rows(second / "metrics.csv")]
+  assert metrics == [(s, str(st)) for st in range(1, 5) for s in ("0", "1")]  # each step once, in order
+  fixed = [SWEEP[i + 1] for i, a in enumerate(SWEEP) if a == "--set"]
+  whole = sweep.run_sweep(tmp_path / "whole", "tictactoe", "smoke", fixed, ["search.num_simulations=4,2"], [0, 1],
+                          progress=False)  # uninterrupted
+  assert rows == _rows(whole / "results.csv")
