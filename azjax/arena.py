@@ -24,6 +24,7 @@ import pgx
 
 from azjax.config import SearchConfig
 from azjax.games import make_env
+from azjax.rules import masked_logits
 from azjax.search import make_search_with
 
 Policy = Callable[[Any, chex.PRNGKey, pgx.State], chex.Array]
@@ -95,10 +96,15 @@ def elo_difference(score: float) -> float:
 # ---------------------------------------------------------------------------------------------- players
 
 
+def random_moves(key: chex.PRNGKey, state: pgx.State) -> chex.Array:
+  """[B] int32 a uniformly random legal move in each game (the key is consumed)."""
+  logits = masked_logits(jnp.zeros(state.legal_action_mask.shape), state.legal_action_mask)
+  return jax.random.categorical(key, logits).astype(jnp.int32)
+
+
 def _random_policy(variables, key, state):
   del variables
-  logits = jnp.where(state.legal_action_mask, 0.0, -jnp.inf)
-  return jax.random.categorical(key, logits).astype(jnp.int32)
+  return random_moves(key, state)
 
 
 random_player = Player("random", _random_policy)  # uniformly random legal moves

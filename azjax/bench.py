@@ -18,10 +18,11 @@ import time
 import jax
 import jax.numpy as jnp
 
-from azjax import learner, selfplay, train_step as train_lib
+from azjax import arena, learner, selfplay, train_step as train_lib
 from azjax.config import Config
 from azjax.network import make_network
 from azjax.replay import Batch
+from azjax.rules import masked_logits
 
 
 def _timed(fn, arg, repeats: int) -> tuple[float, object]:
@@ -93,8 +94,7 @@ def env_floor(program, repeats: int) -> float:
 
   def loop(state):
     def body(i, state):  # a random legal move in each game; a finished game starts again
-      moved = step(state, jax.random.categorical(jax.random.fold_in(jax.random.PRNGKey(1), i),
-                                                 jnp.where(state.legal_action_mask, 0.0, -jnp.inf)))
+      moved = step(state, arena.random_moves(jax.random.fold_in(jax.random.PRNGKey(1), i), state))
       return selfplay.where_games(moved.terminated | moved.truncated, start, moved)
     return jax.lax.fori_loop(0, calls, body, state)
 
@@ -129,9 +129,7 @@ def random_positions(env, count: int, plies: int, key) -> tuple[jax.Array, jax.A
   depth = jax.random.randint(jax.random.fold_in(key, 1), (count,), 0, plies + 1)
   step = jax.jit(jax.vmap(env.step))
   for t in range(plies):
-    legal = state.legal_action_mask
-    action = jax.random.categorical(jax.random.fold_in(key, 2 + t), jnp.where(legal, 0.0, -jnp.inf))
-    moved = step(state, action)
+    moved = step(state, arena.random_moves(jax.random.fold_in(key, 2 + t), state))
     keep = (t < depth) & ~moved.terminated  # stop at the game's depth, and before the game ends
     state = selfplay.where_games(keep, moved, state)
   return state.observation, state.legal_action_mask
@@ -148,7 +146,7 @@ def precision(config: Config, variables=None, count: int = 1024, repeats: int = 
   nets = {d: make_network(config.network, env.num_actions, dtype=d) for d in ("float32", "bfloat16")}
   params, bn_state = variables or nets["float32"].init(jax.random.PRNGKey(1), obs[:1])
   out = {d: jax.jit(lambda x, n=n: n.apply(params, bn_state, x, False)[0])(obs) for d, n in nets.items()}
-  best = {d: jnp.argmax(jnp.where(legal, o[0], -jnp.inf), -1) for d, o in out.items()}
+  best = {d: jnp.argmax(masked_logits(o[0], legal), -1) for d, o in out.items()}
   error = jnp.abs(out["bfloat16"][1] - out["float32"][1])
   batch = obs[:config.selfplay.batch_size]
   times = {}
