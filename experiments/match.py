@@ -33,6 +33,7 @@ def parse(argv):
   p.add_argument("--movetime", type=int, default=100, help="the engine's milliseconds per move (chess, shogi)")
   p.add_argument("--skill", type=int, default=None, help="Stockfish / Fairy-Stockfish Skill Level")
   p.add_argument("--elo", type=int, default=None, help="Stockfish UCI_Elo (with UCI_LimitStrength)")
+  p.add_argument("--depth", type=int, default=None, help="Stockfish: search at most this many plies a move")
   p.add_argument("--level", type=int, default=10, help="GNU Go --level (0-10)")
   p.add_argument("--komi", type=float, default=7.5)
   p.add_argument("--opening-plies", type=int, default=2, help="seeded random first plies; a game pair shares one")
@@ -43,7 +44,7 @@ def parse(argv):
   args = p.parse_args(argv)
   if args.opponent not in m.OPPONENTS[args.game]:
     p.error(f"--opponent {args.opponent} does not play {args.game}; choose {', '.join(m.OPPONENTS[args.game])}")
-  for name in ("games", "simulations", "movetime"):
+  for name in ("games", "simulations", "movetime", "depth"):
     if getattr(args, name) is not None and getattr(args, name) < 1:
       p.error(f"--{name} must be >= 1")
   return args
@@ -52,7 +53,7 @@ def parse(argv):
 def opponent_factory(args):
   path = m.find_engine(args.opponent, args.engine_path)
   if args.opponent == "stockfish":
-    return functools.partial(m.Stockfish, path, args.movetime, args.skill, args.elo)
+    return functools.partial(m.Stockfish, path, args.movetime, args.skill, args.elo, depth=args.depth)
   if args.opponent == "gnugo":
     return functools.partial(m.GnuGo, path, args.level, 9 if args.game == "go9" else 19, args.komi)
   return functools.partial(m.FairyStockfish, path, args.movetime, args.skill)

@@ -24,7 +24,10 @@ def _rows(out):
 
 def test_smoke_agent_against_stockfish_at_its_weakest(tmp_path):
   thinker = Thinker(untrained_agent("chess", simulations=2))
-  make = lambda: m.Stockfish(_engine("stockfish"), movetime_ms=10, skill=0)
+  make = lambda: m.Stockfish(_engine("stockfish"), movetime_ms=1000, skill=0, depth=1)
+  sf = make()
+  assert sf.name == "stockfish skill 0 depth 1" and sf.limit.depth == 1
+  sf.close()
   result, games = m.run_match(thinker, make, "chess", 2, tmp_path, max_plies=60, log=lambda s: None)
   assert result.games == 2 and [g.agent_colour for g in games] == [0, 1]
   rows = _rows(tmp_path)

@@ -113,11 +113,13 @@ class Stockfish(Opponent):
   """Stockfish through python-chess's UCI client; `skill` (0-20) and/or `elo` (UCI_LimitStrength)."""
 
   def __init__(self, path: str, movetime_ms: int, skill: int | None = None, elo: int | None = None,
-               timeout: float = 30.0):
+               timeout: float = 30.0, depth: int | None = None):
     import chess.engine  # noqa: PLC0415  (python-chess is only needed for chess matches)
-    self.limit = chess.engine.Limit(time=movetime_ms / 1000.0)
+    # `depth` searches that many plies (and no more than `movetime_ms`): the weakest Stockfish there is.
+    self.limit = chess.engine.Limit(time=movetime_ms / 1000.0, depth=depth)
     self.timeout = timeout
-    self.name = "stockfish" + (f" skill {skill}" if skill is not None else "") + (f" elo {elo}" if elo else "")
+    self.name = ("stockfish" + (f" skill {skill}" if skill is not None else "") + (f" elo {elo}" if elo else "")
+                 + (f" depth {depth}" if depth else ""))
     try:
       self.engine = chess.engine.SimpleEngine.popen_uci(path, timeout=timeout)
       options = {}
