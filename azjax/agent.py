@@ -9,7 +9,6 @@ from typing import Any
 
 import chex
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pgx
 
@@ -55,7 +54,7 @@ class Agent:
 
   def search(self, state: pgx.State, key: chex.PRNGKey, *, num_simulations: int | None = None):
     """Returns (policy [B, A], value [B]) of a search from each game's position; the key is consumed."""
-    out = jitted(_searcher(self.config, num_simulations or self.config.search.num_simulations))(
+    out = jitted(searcher(self.config, num_simulations or self.config.search.num_simulations))(
         (self.params, self.bn_state), key, state)
     return out.weights, out.value
 
@@ -87,8 +86,9 @@ def _structure(config: Config):
 
 
 @functools.cache
-def _searcher_for(game: str, network_config, search_config, num_simulations: int):
-  env = make_env(game)
+def _searcher_for(game: str, network_config, search_config, num_simulations: int, env: pgx.Env | None = None):
+  """The agent's search without root noise; `env` steps the game where it is not training's (the engines' Go)."""
+  env = env or make_env(game)
   network = make_network(network_config, env.num_actions, dtype=network_config.inference_dtype)
   search = make_search(env, network, search_config, game, num_simulations)
 
@@ -98,8 +98,9 @@ def _searcher_for(game: str, network_config, search_config, num_simulations: int
   return run
 
 
-def _searcher(config: Config, num_simulations: int):
-  return _searcher_for(*_structure(config), num_simulations)
+def searcher(config: Config, num_simulations: int, env: pgx.Env | None = None):
+  """`run(variables, key, states) -> SearchOutput` of an agent with this config (not jitted; cached)."""
+  return _searcher_for(*_structure(config), num_simulations, env)
 
 
 @functools.cache

@@ -15,7 +15,6 @@ set as class attributes.
 from __future__ import annotations
 
 import argparse
-import functools
 import math
 import re
 import sys
@@ -27,10 +26,9 @@ import jax
 import numpy as np
 import pgx
 
-from azjax.agent import Agent, load_agent
+from azjax.agent import Agent, load_agent, searcher
+from azjax.arena import jitted
 from azjax.engines.positions import IllegalMove, Position
-from azjax.network import make_network
-from azjax.search import make_search
 
 MAX_SIMULATIONS = 100_000  # a search tree holds arrays of simulations x actions (chess: 1.9 GB each at this size)
 MAX_ERROR_CHARS = 200  # an error quotes at most this much of what it was sent
@@ -44,19 +42,6 @@ def value_to_cp(value: float) -> int:
   """Centipawns for a value in [-1, 1] via the logistic model: 0.5 expected score is 0, 0.76 is +200."""
   p = min(max((value + 1.0) / 2.0, 1e-4), 1.0 - 1e-4)
   return int(round(400.0 * math.log10(p / (1.0 - p))))
-
-
-@functools.cache
-def _search_in(env: pgx.Env, game: str, network_config, search_config, simulations: int):
-  """Agent.search with the game stepped in `env` (the engines' Go, with its longer cap) instead of training's."""
-  network = make_network(network_config, env.num_actions, dtype=network_config.inference_dtype)
-  search = make_search(env, network, search_config, game, simulations)
-
-  def run(variables, key, state):
-    out = search(variables, jax.random.split(key, state.current_player.shape[0]), state, noise=False)
-    return out.weights, out.value
-
-  return jax.jit(run)
 
 
 class Thinker:
@@ -84,9 +69,8 @@ class Thinker:
     if env is None or env is self.agent.env:
       weights, value = self.agent.search(batch, key, num_simulations=simulations)
     else:
-      config = self.agent.config
-      search = _search_in(env, config.game, config.network, config.search, simulations)
-      weights, value = search((self.agent.params, self.agent.bn_state), key, batch)
+      out = jitted(searcher(self.agent.config, simulations, env))((self.agent.params, self.agent.bn_state), key, batch)
+      weights, value = out.weights, out.value
     weights, value = jax.device_get((weights[0], value[0]))
     seconds = time.perf_counter() - started
     self.seconds_per_sim[simulations] = seconds / simulations
