@@ -13,20 +13,31 @@ Public API:
   azjax.engines                         -- UCI, GTP and USI engines and matches against real engines
 """
 
-from azjax.agent import Agent, load_agent
-from azjax import elo
-from azjax.arena import MatchResult, Player, match, mcts_player, random_player
-from azjax.checkpoint import CheckpointError
-from azjax.cli import main as experiment_main
-from azjax.config import (GAMES, Config, ConfigError, NetworkConfig, ReplayConfig, RunConfig, SearchConfig,
-                          SelfPlayConfig, TrainConfig, apply_overrides, from_dict, validate)
-from azjax.loop import DivergenceError, RunResult, train
-from azjax.presets import PRESETS, preset
-from azjax.train_step import TrainState, build, init_state, make_mesh, make_train_step
+import importlib
 
-__all__ = [
-    "Agent", "load_agent", "MatchResult", "Player", "match", "mcts_player", "random_player", "elo", "CheckpointError", "experiment_main", "GAMES",
-    "Config", "ConfigError", "NetworkConfig", "ReplayConfig", "RunConfig", "SearchConfig", "SelfPlayConfig",
-    "TrainConfig", "apply_overrides", "from_dict", "validate", "DivergenceError", "RunResult", "train", "PRESETS", "preset",
-    "TrainState", "build", "init_state", "make_mesh", "make_train_step",
-]
+# Names are imported on first use (PEP 562): `import azjax` touches no device and imports no game, so
+# a command can join the other processes of a multi-host run (azjax.distributed) before pgx's
+# import-time arrays start JAX's backend.
+_EXPORTS = {
+    "azjax.agent": ("Agent", "load_agent"),
+    "azjax.arena": ("MatchResult", "Player", "match", "mcts_player", "random_player"),
+    "azjax.checkpoint": ("CheckpointError",),
+    "azjax.config": ("GAMES", "Config", "ConfigError", "NetworkConfig", "ReplayConfig", "RunConfig", "SearchConfig",
+                     "SelfPlayConfig", "TrainConfig", "apply_overrides", "from_dict", "validate"),
+    "azjax.loop": ("DivergenceError", "RunResult", "train"),
+    "azjax.presets": ("PRESETS", "preset"),
+    "azjax.train_step": ("TrainState", "build", "init_state", "make_mesh", "make_train_step"),
+}
+_WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
+_WHERE["experiment_main"] = "azjax.cli"
+__all__ = ["elo", *_WHERE]
+
+
+def __getattr__(name: str):
+  if name == "experiment_main":
+    return importlib.import_module("azjax.cli").main
+  if name in _WHERE:
+    return getattr(importlib.import_module(_WHERE[name]), name)
+  if name == "elo":
+    return importlib.import_module("azjax.elo")
+  raise AttributeError(f"module 'azjax' has no attribute {name!r}")

@@ -27,6 +27,7 @@ from pathlib import Path
 import jax
 import orbax.checkpoint as ocp
 
+from azjax import distributed
 from azjax.config import Config, ConfigError, from_dict
 
 FORMAT = "azjax-checkpoint-1"
@@ -102,8 +103,9 @@ def save(mngr: ocp.CheckpointManager, state, config: Config, **extra) -> int:
       pass
     remove_unfinished(mngr.directory, step)
     raise WriteError(f"could not write checkpoint step {step} to {folder}: {_reason(e)}") from e
-  files = {p.relative_to(folder).as_posix(): p.stat().st_size for p in sorted(folder.rglob("*")) if p.is_file()}
-  atomic_write_text(folder / MANIFEST, json.dumps({"format": FORMAT, "files": files}))
+  if distributed.is_main():  # orbax has committed every process's shards; one manifest for all
+    files = {p.relative_to(folder).as_posix(): p.stat().st_size for p in sorted(folder.rglob("*")) if p.is_file()}
+    atomic_write_text(folder / MANIFEST, json.dumps({"format": FORMAT, "files": files}))
   return step
 
 
@@ -220,10 +222,11 @@ def restore_latest(mngr: ocp.CheckpointManager, abstract_state, shardings, check
     if problems:
       damaged.append((step, problems))
       continue
-    for bad, why in damaged:
-      dest = _move_aside(directory, bad)
+    for bad, why in damaged:  # every process found the same; process 0 moves them
+      dest = _move_aside(directory, bad) if distributed.is_main() else directory.parent / DAMAGED / str(bad)
       warn(f"checkpoint step {bad} in {directory} is damaged: {_describe(why)}; moved it to {dest}")
     if damaged:
+      distributed.barrier("azjax-moved-damaged")
       mngr.reload()
       warn(f"resuming from step {step}, the latest intact checkpoint")
     return state, meta
@@ -258,10 +261,13 @@ def restore_state(mngr: ocp.CheckpointManager, abstract_state, shardings, step: 
 
 
 def restore_model(mngr: ocp.CheckpointManager, abstract_model, step: int | None = None):
-  """Restores (params, bn_state) for inference."""
+  """Restores (params, bn_state) for inference, on this process's first device.
+
+  The target names its device: a checkpoint written by several processes then loads in one."""
   step = mngr.latest_step() if step is None else step
+  here = jax.sharding.SingleDeviceSharding(jax.local_devices()[0])
   restored = mngr.restore(step, args=ocp.args.Composite(model=ocp.args.StandardRestore(
-      _leaves(_abstract(abstract_model)))))
+      _leaves(_abstract(abstract_model, jax.tree.map(lambda _: here, abstract_model))))))
   return _unleaves(abstract_model, restored.model)
 
 

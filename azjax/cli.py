@@ -7,6 +7,7 @@ import json
 import sys
 import time
 
+from azjax import distributed
 from azjax.config import SECTIONS, ConfigError, apply_overrides
 
 
@@ -44,6 +45,7 @@ def parser(game: str) -> argparse.ArgumentParser:
   p.add_argument("--resume", metavar="PATH", help="continue the run in PATH from its latest checkpoint")
   p.add_argument("--seed", type=int, help="random seed (same as --set seed=N)")
   p.add_argument("--no-progress", action="store_true", help="no progress bar")
+  distributed.add_arguments(p)
   return p
 
 
@@ -51,7 +53,14 @@ def main(game: str, argv=None) -> int:
   """Runs an experiment; returns the exit code, with one clear message on failure: 2 for bad input (or no
   intact checkpoint to resume), 3 when training diverged, 4 when a file or checkpoint could not be written
   (disk full, unwritable; the earlier checkpoints are intact)."""
+  try:  # first: building the parser imports the games, and pgx's import starts JAX's backend
+    joined = distributed.initialize(distributed.parse_known(argv))
+  except ValueError as e:
+    print(f"error: {e}", file=sys.stderr)
+    return 2
   args = parser(game).parse_args(argv)
+  print(joined, flush=True)
+  say = print if distributed.is_main() else (lambda *a, **k: None)  # process 0 speaks for the run
   from azjax import checkpoint as ckpt
   from azjax.loop import DivergenceError, train
   from azjax.presets import preset
@@ -67,7 +76,7 @@ def main(game: str, argv=None) -> int:
           meta = {"game": saved_config["game"], "config": saved_config}
         except (ValueError, KeyError, TypeError) as e:
           raise ckpt.CheckpointError(f"no checkpoint in {directory}, and {saved} is unreadable ({e})") from None
-        print(f"no checkpoint in {directory} yet: the run starts again from step 0 with {saved}", file=sys.stderr)
+        say(f"no checkpoint in {directory} yet: the run starts again from step 0 with {saved}", file=sys.stderr)
       else:
         meta = ckpt.latest_meta(mngr)  # the newest intact step's; training reports any damaged newer one
       if meta["game"] != game:
@@ -79,10 +88,12 @@ def main(game: str, argv=None) -> int:
         import jax
         from azjax.presets import default_preset
         args.preset = default_preset(jax.default_backend())
-        print(f"preset: {args.preset} (chosen for the {jax.default_backend()} backend; --preset to change)")
+        say(f"preset: {args.preset} (chosen for the {jax.default_backend()} backend; --preset to change)")
       config = apply_overrides(preset(game, args.preset), overrides)
       if config.game != game:
         raise ConfigError("game", config.game, f"{game} (this is experiments.{game})")
+      if args.run_dir is None and distributed.topology(args) is not None:
+        raise ConfigError("--run-dir", None, "a directory every process names alike (a run on several processes)")
       run_dir = args.run_dir or f"runs/{game}-{args.preset}-{time.strftime('%Y%m%d-%H%M%S')}"
     result = train(config, run_dir, resume=bool(args.resume), progress=not args.no_progress)
   except (ConfigError, ckpt.CheckpointError) as e:
@@ -94,8 +105,8 @@ def main(game: str, argv=None) -> int:
   except OSError as e:  # ckpt.WriteError names the file; the run stopped with its earlier checkpoints intact
     print(f"error: {e}", file=sys.stderr)
     return 4
-  print(f"run directory: {result.run_dir}")
-  print(f"trained {result.step} steps in {result.seconds:.1f} s")
+  say(f"run directory: {result.run_dir}")
+  say(f"trained {result.step} steps in {result.seconds:.1f} s")
   if result.evaluation is not None:
-    print(f"evaluation against the uniform random player: {result.evaluation}")
+    say(f"evaluation against the uniform random player: {result.evaluation}")
   return 0

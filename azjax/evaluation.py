@@ -1,23 +1,31 @@
 """Evaluation during training: games against anchors and earlier checkpoints, and the Elo curve.
 
-At each evaluation the current network (named `step<N>`) plays
-`run.eval_games` games against each of: the uniform random player (the anchor,
-Elo 0), pure MCTS with random rollouts when `run.eval_mcts_simulations > 0`,
-and the latest `run.eval_pool` earlier evaluated checkpoints. Every game ever
-played in the run (evals.csv) goes into one maximum-likelihood fit, so earlier
-ratings sharpen as later games link them; elo.csv and elo.png hold the curve.
+`loop.train` calls an evaluator at each evaluation step; there are two:
+
+- `RunEvaluation` (a run): the current network (named `step<N>`) plays `run.eval_games` games
+  against each of: the uniform random player (the anchor, Elo 0), pure MCTS with random rollouts
+  when `run.eval_mcts_simulations > 0`, and the latest `run.eval_pool` earlier evaluated
+  checkpoints. Every game ever played in the run (evals.csv) goes into one maximum-likelihood fit,
+  so earlier ratings sharpen as later games link them; elo.csv and elo.png hold the curve.
+- `SeedEvaluation` (a sweep's seed-stacked runs): each seed's network against the anchors alone,
+  its Elo fitted with the anchors' own games (played once, anchors.csv); one results.csv row per
+  seed, labelled with the sweep's combination.
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 from pathlib import Path
 
 import jax
 
 from azjax import arena, checkpoint as ckpt, elo
 from azjax.agent import Agent
-from azjax.config import Config
+from azjax.config import Config, apply_overrides
+from azjax.games import make_env
+from azjax.records import CsvLog, read_rows, row_step
+from azjax.train_step import seed_key
 
 ANCHOR = "random"
 PRIOR_DRAWS = 1.0  # virtual draws per pair (BayesElo's prior): a perfect score stays finite
@@ -51,13 +59,6 @@ def play_round(config: Config, agent: Agent, opponents: list[arena.Player], key)
                  "draws": result.draws, "losses": result.losses, "score": result.score, "score_lo": lo,
                  "score_hi": hi})
   return rows
-
-
-def read_rows(path: Path) -> list[dict]:
-  if not path.exists():
-    return []
-  with path.open() as f:
-    return list(csv.DictReader(f))
 
 
 def fit_curve(rows: list[dict]) -> tuple[elo.Ratings, list[dict]]:
@@ -102,3 +103,115 @@ def write_curve(run_dir: Path, curve: list[dict]) -> None:
     writer = csv.DictWriter(f, fieldnames=["step", "elo", "elo_lo", "elo_hi"])
     writer.writeheader()
     writer.writerows(curve)
+
+
+def is_evaluation_step(config: Config, step: int) -> bool:
+  """Evaluations come every `run.eval_every` steps and at the last step."""
+  return step > 0 and (bool(config.run.eval_every and step % config.run.eval_every == 0)
+                       or step == config.train.num_steps)
+
+
+@dataclasses.dataclass
+class Report:
+  """What an evaluation step tells the loop: TensorBoard scalars, lines for run.log, one for the terminal."""
+  scalars: dict
+  lines: list
+  summary: str
+
+
+class RunEvaluation:
+  """A run's evaluation (see the module docstring): evals.csv, elo.csv, elo.png."""
+
+  def __init__(self, config: Config, mngr, abstract_model):
+    self.config, self.mngr, self.abstract_model = config, mngr, abstract_model
+    self.result, self.ratings = None, None  # the latest against uniform random, and every rating
+
+  def open(self, run_dir: Path, step: int) -> bool:
+    """Keeps evals.csv's rows up to `step`; True when `step`'s evaluation is missing (a kill cut it short)."""
+    self.run_dir = run_dir
+    missing = is_evaluation_step(self.config, step) and not any(
+        row_step(r) == step for r in read_rows(run_dir / "evals.csv"))
+    self.csv = CsvLog(run_dir / "evals.csv", step - 1 if missing else step)
+    return missing
+
+  def __call__(self, step: int, params, bn_state, rows: list[dict]) -> Report:
+    config = self.config
+    agent = Agent(config=config, params=params, bn_state=bn_state, step=step)
+    key = jax.random.fold_in(seed_key(config.seed, "eval"), step)
+    games = play_round(config, agent, opponents(config, self.mngr, step, self.abstract_model), key)
+    lines = []
+    for row in games:
+      self.csv.append(row)
+      lines.append(f"step {step}: {row['player']} against {row['opponent']}: {row['wins']} wins, {row['draws']} "
+                   f"draws, {row['losses']} losses, score {row['score']:.3f} (95% CI {row['score_lo']:.3f}-"
+                   f"{row['score_hi']:.3f})")
+    self.ratings, curve = fit_curve(read_rows(self.run_dir / "evals.csv"))
+    write_curve(self.run_dir, curve)
+    plot_curve(curve, self.ratings, self.run_dir / "elo.png", f"{config.game}: Elo over training")
+    now, vs_random = curve[-1], games[0]
+    self.result = arena.MatchResult(wins=vs_random["wins"], draws=vs_random["draws"], losses=vs_random["losses"])
+    lines.append(f"step {step}: Elo {now['elo']:.0f} (95% CI {now['elo_lo']:.0f} to {now['elo_hi']:.0f}) with "
+                 f"random = 0")
+    return Report(scalars={**{f"score_vs_{r['opponent']}": r["score"] for r in games}, "elo": now["elo"]},
+                  lines=lines, summary=f"step {step}: Elo {now['elo']:.0f} ({now['elo_lo']:.0f} to "
+                                       f"{now['elo_hi']:.0f}); against uniform random: {self.result}")
+
+
+def anchor_games(config: Config, folder: Path) -> list[elo.Game]:
+  """Pure MCTS against random, played once per folder (cached in anchors.csv)."""
+  if not config.run.eval_mcts_simulations:
+    return []
+  path = folder / "anchors.csv"
+  if not path.exists():
+    mcts = arena.mcts_player(config.game, config.run.eval_mcts_simulations)
+    r = arena.match(make_env(config.game), mcts, arena.random_player, seed_key(config.seed, "anchor"),
+                    config.run.eval_games, opening_plies=config.run.eval_opening_plies)
+    ckpt.atomic_write_text(path, f"player,opponent,wins,draws,losses\n{mcts.name},random,{r.wins},{r.draws},"
+                                 f"{r.losses}\n")
+  return [elo.Game(r["player"], r["opponent"], float(r["wins"]), float(r["draws"]), float(r["losses"]))
+          for r in read_rows(path)]
+
+
+def evaluate_seed(config: Config, agent: Agent, anchors: list[elo.Game]) -> dict:
+  """One seed's network against the anchors: scores, and its Elo fitted with the anchors' own games."""
+  players = [arena.random_player]
+  if config.run.eval_mcts_simulations:
+    players.append(arena.mcts_player(config.game, config.run.eval_mcts_simulations))
+  key = jax.random.fold_in(seed_key(config.seed, "eval"), agent.step)
+  rows = play_round(config, agent, players, key)
+  games = anchors + [elo.Game(r["player"], r["opponent"], r["wins"], r["draws"], r["losses"]) for r in rows]
+  ratings = elo.fit(games, ANCHOR, prior_draws=PRIOR_DRAWS)
+  me = rows[0]["player"]
+  lo, hi = ratings.interval(me)
+  return {"elo": ratings[me], "elo_lo": lo, "elo_hi": hi, **{f"score_vs_{r['opponent']}": r["score"] for r in rows}}
+
+
+class SeedEvaluation:
+  """A seed-stacked run's evaluation (see the module docstring): results.csv, one row per seed and step."""
+
+  TRAINING = ("loss", "value_loss", "policy_loss", "mean_game_length")  # copied from the step's metrics
+
+  def __init__(self, config: Config, seeds: list[int], labels: dict):
+    self.config, self.seeds, self.labels = config, list(seeds), labels
+    self.result, self.ratings = None, None
+
+  def open(self, run_dir: Path, step: int) -> bool:
+    missing = is_evaluation_step(self.config, step) and not any(
+        row_step(r) == step for r in read_rows(run_dir / "results.csv"))
+    self.csv = CsvLog(run_dir / "results.csv", step - 1 if missing else step)
+    self.anchors = anchor_games(self.config, run_dir)
+    return missing
+
+  def __call__(self, step: int, params, bn_state, rows: list[dict]) -> Report:
+    scalars, scores = {}, []
+    for i, (seed, row) in enumerate(zip(self.seeds, rows)):
+      config = apply_overrides(self.config, [f"seed={seed}"])
+      take = lambda tree: jax.tree.map(lambda x: x[i], tree)
+      agent = Agent(config=config, params=take(params), bn_state=take(bn_state), step=step)
+      result = evaluate_seed(config, agent, self.anchors)
+      self.csv.append({**self.labels, "seed": seed, "step": step, "positions": row["positions"], **result,
+                       **{k: row[k] for k in self.TRAINING}})
+      scalars.update({f"{k}_seed{seed}": v for k, v in result.items() if not k.endswith(("_lo", "_hi"))})
+      scores.append(f"seed {seed}: Elo {result['elo']:.0f}, {result['score_vs_random']:.2f} against random")
+    return Report(scalars=scalars, lines=[f"step {step}: {s}" for s in scores],
+                  summary=f"step {step}: " + "; ".join(scores))

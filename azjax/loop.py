@@ -16,7 +16,6 @@ cannot be written (disk full) stops the run with WriteError naming it.
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import logging
 import os
@@ -27,8 +26,8 @@ from pathlib import Path
 import jax
 from tqdm.auto import tqdm
 
-from azjax import arena, budget, checkpoint as ckpt, evaluation, train_step as train_lib
-from azjax.agent import Agent
+from azjax import arena, budget, checkpoint as ckpt, distributed, evaluation, train_step as train_lib
+from azjax.records import CsvLog, read_rows, row_step
 from azjax.config import Config, validate
 
 # Fields that fix the shapes of the saved state: a resumed run must keep them.
@@ -68,7 +67,7 @@ def _write_failed(e: OSError, step: int, mngr, run_dir: Path) -> ckpt.WriteError
 class RunResult:
   run_dir: Path
   step: int
-  metrics: dict  # the last logged row
+  metrics: dict | list  # the last logged row (with seeds: one per seed)
   evaluation: arena.MatchResult | None  # the final evaluation against the uniform random player
   seconds: float
   ratings: object = None  # elo.Ratings of every player evaluated in the run
@@ -107,6 +106,14 @@ def _quietly(fn, *args) -> None:
     pass
 
 
+def _quiet_logger() -> logging.Logger:
+  """The log of a process other than 0: it keeps nothing (errors reach the terminal as exceptions)."""
+  log = logging.getLogger("azjax.run.quiet")
+  log.propagate = False
+  log.addHandler(logging.NullHandler())
+  return log
+
+
 def _logger(run_dir: Path) -> logging.Logger:
   log = logging.getLogger(f"azjax.run.{run_dir}")
   if not log.handlers:
@@ -121,71 +128,32 @@ def _logger(run_dir: Path) -> logging.Logger:
   return log
 
 
-def _row_step(row: dict) -> int | None:
-  """A row's step, or None for a row cut short (a kill mid-append) or unreadable."""
-  if None in row or None in row.values():
-    return None
-  try:
-    return int(row["step"])
-  except (KeyError, ValueError):
-    return None
-
-
-class CsvLog:
-  """A CSV file of rows keyed by step; on resume, rows after the checkpoint are dropped.
-
-  Rewriting it is atomic and a row cut short by a kill is dropped, so a kill at any moment loses
-  no row up to the checkpoint; a failed write raises WriteError naming the file."""
-
-  def __init__(self, path: Path, keep_until: int):
-    self.path, self.fields = path, None
-    if path.exists():
-      with path.open(newline="") as f:
-        rows = []
-        for r in csv.DictReader(f):
-          step = _row_step(r)
-          if step is None or step > keep_until:
-            break  # rows are in step order: the rest are after the checkpoint, or cut short
-          rows.append(r)
-      if rows:
-        self.fields = list(rows[0])
-      self._write(rows, "w")
-
-  def _write(self, rows, mode):
-    path = self.path if mode == "a" else self.path.with_name(f".{self.path.name}.tmp")
-    try:
-      with path.open(mode, newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=self.fields or [])
-        if mode == "w" and self.fields:
-          writer.writeheader()
-        writer.writerows(rows)
-      if mode == "w":
-        os.replace(path, self.path)
-    except OSError as e:
-      raise ckpt.WriteError(f"could not write {self.path}: {ckpt._reason(e)}") from e
-
-  def append(self, row: dict):
-    if self.fields is None:
-      self.fields = list(row)
-      self._write([], "w")
-    self._write([{k: row.get(k, "") for k in self.fields}], "a")
-
-
 def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: bool = False,
-          progress: bool = True, callback=None) -> RunResult:
+          progress: bool = True, callback=None, seeds: list[int] | None = None, evaluator=None,
+          desc: str | None = None) -> RunResult:
   """Trains `config` in `run_dir` (resuming its latest checkpoint if `resume`); returns the result.
 
-  `callback(run_dir, step)`, if given, runs whenever new rows reach metrics.csv or evals.csv (a
-  notebook redraws its plots from them)."""
+  With `seeds`, the runs of `config` with those seeds train together in one program on a
+  seed-stacked state (`train_step.init_state(..., seeds)`); metrics.csv gains a seed column, one
+  row per seed. `evaluator` plays the evaluation games (`evaluation.RunEvaluation` for one run,
+  `evaluation.SeedEvaluation` for seeds, by default). `callback(run_dir, step)`, if given, runs
+  whenever new rows reach the CSV files (a notebook redraws its plots from them).
+
+  On several processes (`distributed.initialize`), every process calls it with the same arguments;
+  process 0 alone writes the logs, CSV and TensorBoard files and plays the evaluations."""
   started = time.time()
+  main = distributed.is_main()
   devices = jax.devices()
   validate(config, len(devices))
   run_dir = Path(run_dir or f"runs/{config.game}-{time.strftime('%Y%m%d-%H%M%S')}")
   run_dir.mkdir(parents=True, exist_ok=True)
-  # Evaluated checkpoints stay on disk: later evaluations play them.
-  mngr = ckpt.manager(run_dir / "checkpoints", keep=config.run.keep_checkpoints, keep_period=config.run.eval_every)
+  n = len(seeds) if seeds else 0
+  # Evaluated checkpoints stay on disk while later evaluations play them (a run's pool).
+  pool = config.run.eval_every if config.run.eval_pool and not n else None
+  mngr = ckpt.manager(run_dir / "checkpoints", keep=config.run.keep_checkpoints, keep_period=pool)
   notes = [f"removed {name}: a checkpoint write the run was stopped in" for name in ckpt.remove_unfinished(
-      mngr.directory)]
+      mngr.directory)] if main else []
+  distributed.barrier("azjax-removed-unfinished")
   if mngr.latest_step() is not None and not resume:
     raise ckpt.CheckpointError(f"{run_dir} already holds checkpoints; resume it or choose another run directory")
 
@@ -193,9 +161,9 @@ def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: b
   mesh = train_lib.make_mesh(devices)
   # Refuse a config too big for the machine before the long wait: the state's size is known at once,
   # the step's temporaries once XLA has compiled it (the compiled step is the one the loop runs).
-  abstract = train_lib.abstract_state(program)
+  abstract = train_lib.abstract_state(program, n)
   budget.check(config, budget.estimate(config, abstract, mesh.size))
-  train_step = train_lib.make_train_step(program, mesh).lower(abstract).compile()
+  train_step = train_lib.make_train_step(program, mesh, n).lower(abstract).compile()
   memory = budget.estimate(config, abstract, mesh.size, compiled=train_step)
   budget.check(config, memory)
   state = None
@@ -203,99 +171,100 @@ def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: b
     def check(meta):
       if meta["game"] != config.game:
         raise ckpt.CheckpointError(f"the checkpoint is of {meta['game']}, not {config.game}")
+      if meta.get("seeds") != (list(seeds) if n else None):
+        raise ckpt.CheckpointError(f"the checkpoint holds seeds {meta.get('seeds')}, not {seeds}")
       check_compatible(ckpt.config_from_meta(meta), config)
-    state, _ = ckpt.restore_latest(mngr, abstract, train_lib.state_shardings(abstract, mesh), check=check,
+    state, _ = ckpt.restore_latest(mngr, abstract, train_lib.state_shardings(abstract, mesh, n), check=check,
                                    warn=notes.append)
   if state is None:
-    state = train_lib.init_state(program, mesh)
-  step = int(jax.device_get(state.step))
-  ckpt.atomic_write_text(run_dir / "config.json", config.to_json())
+    distributed.barrier("azjax-init")  # the processes compile at different speeds; meet before the first
+    state = train_lib.init_state(program, mesh, seeds)  # program that spans them all
+  distributed.barrier("azjax-start")
+  step = int(jax.device_get(state.step).max())
+  if main:
+    ckpt.atomic_write_text(run_dir / "config.json", config.to_json())
 
-  log = _logger(run_dir)
+  log = _logger(run_dir) if main else _quiet_logger()
   for note in notes:
     log.warning("%s", note)
     print(f"warning: {note}", file=sys.stderr, flush=True)
-  log.info("%s %s on %d %s device(s), from step %d", "resuming" if step else "starting", config.game,
-           len(devices), devices[0].platform, step)
+  log.info("%s %s%s on %d %s device(s), from step %d", "resuming" if step else "starting", config.game,
+           f" (seeds {seeds})" if n else "", len(devices), devices[0].platform, step)
   log.info("%s", memory)
-  if progress:
+  if progress and main:
     print(memory, flush=True)
-  metrics_csv = CsvLog(run_dir / "metrics.csv", step)
-  # Resumed at an evaluation step whose games are not in evals.csv (a kill cut the evaluation short), the
-  # run plays that evaluation again.
-  redo_eval = step > 0 and bool((config.run.eval_every and step % config.run.eval_every == 0)
-                                or step == config.train.num_steps) and not any(
-      _row_step(r) == step for r in evaluation.read_rows(run_dir / "evals.csv"))
-  evals_csv = CsvLog(run_dir / "evals.csv", step - 1 if redo_eval else step)
+  metrics_csv = CsvLog(run_dir / "metrics.csv", step) if main else None
+  abstract_model = jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype), (abstract.params,
+                                                                                  abstract.bn_state))
+  if evaluator is None:
+    evaluator = (evaluation.SeedEvaluation(config, seeds, {}) if n else
+                 evaluation.RunEvaluation(config, mngr, abstract_model))
+  # Resumed at an evaluation step whose games are missing (a kill cut the evaluation short), the run
+  # plays that evaluation again.
+  redo_eval = evaluator.open(run_dir, step) if main else False
   from tensorboardX import SummaryWriter  # imported here: only runs write event files
-  writer = SummaryWriter(str(run_dir / "tb"), purge_step=step if step else None)
+  writer = SummaryWriter(str(run_dir / "tb"), purge_step=step if step else None) if main else None
 
   positions_per_step = config.selfplay.batch_size * config.selfplay.chunk_plies
-  bar = tqdm(total=config.train.num_steps, initial=step, disable=not progress, unit="step", dynamic_ncols=True)
-  pending, last_row, final = [], {}, None
+  bar = tqdm(total=config.train.num_steps, initial=step, disable=not (progress and main), unit="step",
+             dynamic_ncols=True,
+             desc=desc)
+  pending, last_rows = [], []
   clock, clock_step = time.time(), step
+
+  def rows_of(s: int, m: dict, rate: float) -> list[dict]:
+    """One metrics.csv row per run: one, or one per seed."""
+    base = {"step": s, "positions": s * positions_per_step, "positions_per_s": rate}
+    if not n:
+      return [{**base, **{k: float(v) for k, v in m.items()}}]
+    return [{"step": s, "seed": seed, **{k: v for k, v in base.items() if k != "step"},
+             **{k: float(v[i]) for k, v in m.items()}} for i, seed in enumerate(seeds)]
 
   def flush(keep_newest: bool):
     """Reads back pending metrics; `keep_newest` leaves the step still running on device for next time."""
-    nonlocal clock, clock_step, last_row
+    nonlocal clock, clock_step, last_rows
     ready = pending[:-1] if keep_newest else list(pending)
+    if not main:  # the other processes keep no logs
+      del pending[:len(ready)]
+      return
     if not ready:
       return
-    rows = jax.device_get(ready)
+    steps = jax.device_get(ready)
     del pending[:len(ready)]
     now = time.time()
-    rate = (rows[-1][0] - clock_step) * positions_per_step / max(now - clock, 1e-9)
-    clock, clock_step = now, rows[-1][0]
-    for s, m in rows:
-      row = {"step": s, "positions": s * positions_per_step, "positions_per_s": rate,
-             **{k: float(v) for k, v in m.items()}}
-      metrics_csv.append(row)
-      for k, v in row.items():
-        if k != "step":
-          writer.add_scalar(f"train/{k}", v, row["step"])
-    last_row = row
+    rate = (steps[-1][0] - clock_step) * positions_per_step / max(now - clock, 1e-9)
+    clock, clock_step = now, steps[-1][0]
+    for s, m in steps:
+      last_rows = rows_of(s, m, rate)
+      for row in last_rows:
+        metrics_csv.append(row)
+        for k, v in row.items():
+          if k not in ("step", "seed"):
+            writer.add_scalar(f"train/{k}" + (f"_seed{row['seed']}" if n else ""), v, s)
+    row = last_rows[0]
     bar.set_postfix(pos_s=f"{rate:,.0f}", loss=f"{row['loss']:.3f}", v=f"{row['value_loss']:.3f}",
                     p=f"{row['policy_loss']:.3f}")
-    log.info("step %d: %s", row["step"], ", ".join(f"{k}={v:.4g}" for k, v in row.items() if k != "step"))
+    for row in last_rows:
+      log.info("step %d: %s", row["step"], ", ".join(f"{k}={v:.4g}" for k, v in row.items() if k != "step"))
     if callback:
-      callback(run_dir, row["step"])
-
-  abstract_model = jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype), (state.params, state.bn_state))
-  ratings = None
-
-  def run_eval(step):
-    nonlocal ratings
-    agent = Agent(config=config, params=state.params, bn_state=state.bn_state, step=step)
-    key = jax.random.fold_in(train_lib.seed_key(config.seed, "eval"), step)
-    rows = evaluation.play_round(config, agent, evaluation.opponents(config, mngr, step, abstract_model), key)
-    for row in rows:
-      evals_csv.append(row)
-      writer.add_scalar(f"eval/score_vs_{row['opponent']}", row["score"], step)
-      log.info("step %d: %s against %s: %d wins, %d draws, %d losses, score %.3f (95%% CI %.3f-%.3f)", step,
-               row["player"], row["opponent"], row["wins"], row["draws"], row["losses"], row["score"],
-               row["score_lo"], row["score_hi"])
-    ratings, curve = evaluation.fit_curve(evaluation.read_rows(run_dir / "evals.csv"))
-    evaluation.write_curve(run_dir, curve)
-    evaluation.plot_curve(curve, ratings, run_dir / "elo.png", f"{config.game}: Elo over training")
-    now = curve[-1]
-    writer.add_scalar("eval/elo", now["elo"], step)
-    log.info("step %d: Elo %.0f (95%% CI %.0f to %.0f) with random = 0", step, now["elo"], now["elo_lo"],
-             now["elo_hi"])
-    vs_random = rows[0]
-    result = arena.MatchResult(wins=vs_random["wins"], draws=vs_random["draws"], losses=vs_random["losses"])
-    return result, now
+      callback(run_dir, steps[-1][0])
 
   def evaluate(step):
-    result, now = run_eval(step)
+    if not main:
+      return
+    report = evaluator(step, *distributed.local((state.params, state.bn_state)), last_rows)
+    for k, v in report.scalars.items():
+      writer.add_scalar(f"eval/{k}", v, step)
+    for line in report.lines:
+      log.info("%s", line)
     if callback:
       callback(run_dir, step)
-    bar.write(f"step {step}: Elo {now['elo']:.0f} ({now['elo_lo']:.0f} to {now['elo_hi']:.0f}); "
-              f"against uniform random: {result}")
-    return result
+    bar.write(report.summary)
 
   try:
     if redo_eval:
-      final = evaluate(step)
+      last_rows = [r for r in read_rows(run_dir / "metrics.csv") if row_step(r) == step]
+      evaluate(step)
     previous = None
     while step < config.train.num_steps:
       state, metrics = train_step(state)
@@ -308,13 +277,14 @@ def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: b
       last = step == config.train.num_steps
       if step % config.run.log_every == 0 or last:
         flush(keep_newest=not last)
-      evaluating = (config.run.eval_every and step % config.run.eval_every == 0) or last
+      evaluating = evaluation.is_evaluation_step(config, step)
       if step % config.run.checkpoint_every == 0 or evaluating:
         check_finite(step, metrics, mngr.latest_step())  # never checkpoint a diverged state
         flush(keep_newest=False)  # every logged row up to a checkpoint survives a crash after it
-        ckpt.save(mngr, state, config)  # an evaluated network is always on disk: later evaluations play it
+        ckpt.save(mngr, state, config, **({"seeds": list(seeds)} if n else {}))  # evaluations play it later
       if evaluating:
-        final = evaluate(step)
+        evaluate(step)
+    distributed.barrier("azjax-run-finished")  # the others wait for process 0's last evaluation
   except DivergenceError as e:
     flush(keep_newest=False)  # the rows up to the bad step show how it diverged
     _quietly(log.error, "%s", e)
@@ -327,11 +297,12 @@ def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: b
     stopping = sys.exc_info()[1] is not None  # then an error closing the event file must not replace it
     bar.close()
     try:
-      writer.close()
+      if writer is not None:
+        writer.close()
     except OSError:
       if not stopping:
         raise
   seconds = time.time() - started
   log.info("finished at step %d in %.1f s", step, seconds)
-  return RunResult(run_dir=run_dir, step=step, metrics=last_row, evaluation=final, seconds=seconds,
-                   ratings=ratings)
+  return RunResult(run_dir=run_dir, step=step, metrics=last_rows[0] if len(last_rows) == 1 else last_rows,
+                   evaluation=evaluator.result, seconds=seconds, ratings=evaluator.ratings)

@@ -14,10 +14,11 @@ program when memory does not allow all. A sweep directory holds:
   summary.csv, summary.md       per combination at its last evaluation: mean and 95% t-interval over seeds
   elo.png, score_vs_random.png  curves per combination: mean over seeds and its 95% band
 
-An evaluation point plays each seed's network (with search) against the uniform
-random player and, when `run.eval_mcts_simulations` > 0, pure MCTS; the pure
-MCTS anchor's own games against random are played once per unit, so Elo
-(random = 0) is fitted for every run and step from anchors alone.
+A unit is trained by the run loop (`loop.train` with `seeds`). An evaluation point plays each
+seed's network (with search) against the uniform random player and, when
+`run.eval_mcts_simulations` > 0, pure MCTS; the pure MCTS anchor's own games against random
+are played once per unit, so Elo (random = 0) is fitted for every run and step from anchors
+alone (`evaluation.SeedEvaluation`).
 """
 
 from __future__ import annotations
@@ -29,15 +30,12 @@ import math
 import re
 from pathlib import Path
 
-import jax
 import numpy as np
-from tqdm.auto import tqdm
 
-from azjax import arena, checkpoint as ckpt, elo, evaluation, train_step as train_lib
-from azjax.agent import Agent
-from azjax.config import Config, ConfigError, apply_overrides, validate
-from azjax.games import make_env
-from azjax.loop import CsvLog
+from azjax import checkpoint as ckpt, distributed, evaluation
+from azjax.config import Config, ConfigError, apply_overrides
+from azjax.loop import train
+from azjax.records import read_rows
 
 SUMMARY_METRICS = ("elo", "score_vs_random", "loss")
 
@@ -74,99 +72,21 @@ def seed_groups(seeds: list[int], per_program: int) -> list[list[int]]:
   return [seeds[i:i + per_program] for i in range(0, len(seeds), per_program)]
 
 
-def _slice(tree, i: int):
-  return jax.tree.map(lambda x: x[i], tree)
-
-
-def _anchor_games(config: Config, unit: Path) -> list[elo.Game]:
-  """Pure MCTS against random, played once per unit (cached in anchors.csv)."""
-  if not config.run.eval_mcts_simulations:
-    return []
-  path = unit / "anchors.csv"
-  if not path.exists():
-    mcts = arena.mcts_player(config.game, config.run.eval_mcts_simulations)
-    env = make_env(config.game)
-    r = arena.match(env, mcts, arena.random_player, train_lib.seed_key(config.seed, "anchor"), config.run.eval_games,
-                    opening_plies=config.run.eval_opening_plies)
-    path.write_text(f"player,opponent,wins,draws,losses\n{mcts.name},random,{r.wins},{r.draws},{r.losses}\n")
-  return [elo.Game(r["player"], r["opponent"], float(r["wins"]), float(r["draws"]), float(r["losses"]))
-          for r in evaluation.read_rows(path)]
-
-
-def evaluate_seed(config: Config, agent: Agent, anchors: list[elo.Game]) -> dict:
-  """One seed's network against the anchors: scores, and its Elo fitted with the anchors' own games."""
-  opponents = [arena.random_player]
-  if config.run.eval_mcts_simulations:
-    opponents.append(arena.mcts_player(config.game, config.run.eval_mcts_simulations))
-  key = jax.random.fold_in(train_lib.seed_key(config.seed, "eval"), agent.step)
-  rows = evaluation.play_round(config, agent, opponents, key)
-  games = anchors + [elo.Game(r["player"], r["opponent"], r["wins"], r["draws"], r["losses"]) for r in rows]
-  ratings = elo.fit(games, evaluation.ANCHOR, prior_draws=evaluation.PRIOR_DRAWS)
-  me = rows[0]["player"]
-  lo, hi = ratings.interval(me)
-  out = {"elo": ratings[me], "elo_lo": lo, "elo_hi": hi}
-  for r in rows:
-    out[f"score_vs_{r['opponent']}"] = r["score"]
-  return out
-
-
 def run_unit(config: Config, seeds: list[int], unit: Path, labels: dict, progress: bool = True) -> None:
-  """Trains the runs of `config` with `seeds` in one program, evaluating and checkpointing as a run does."""
-  unit.mkdir(parents=True, exist_ok=True)
-  devices = jax.devices()
-  validate(config, len(devices))
-  n = len(seeds)
-  program, mesh = train_lib.build(config), train_lib.make_mesh(devices)
-  mngr = ckpt.manager(unit / "checkpoints", keep=2)
-  ckpt.remove_unfinished(mngr.directory)  # a write the sweep was killed in
-  state = None
-  if mngr.latest_step() is not None:  # the newest intact checkpoint; a damaged newer one is reported
-    abstract = train_lib.abstract_state(program, n)
-    state, _ = ckpt.restore_latest(mngr, abstract, train_lib.state_shardings(abstract, mesh, n))
-  if state is None:
-    state = train_lib.init_state(program, mesh, seeds)
-  step = int(jax.device_get(state.step).max())
-  metrics_csv, results_csv = CsvLog(unit / "metrics.csv", step), CsvLog(unit / "results.csv", step)
-  anchors = _anchor_games(config, unit)
-  train_step = train_lib.make_train_step(program, mesh, n)
-  positions_per_step = config.selfplay.batch_size * config.selfplay.chunk_plies
-  c = config.run
-  bar = tqdm(total=config.train.num_steps, initial=step, disable=not progress, unit="step", dynamic_ncols=True,
-             desc=unit.parent.name)
-  try:
-    while step < config.train.num_steps:
-      state, metrics = train_step(state)
-      step += 1
-      bar.update(1)
-      last = step == config.train.num_steps
-      evaluating = (c.eval_every and step % c.eval_every == 0) or last
-      saving = step % c.checkpoint_every == 0 or evaluating
-      if not (step % c.log_every == 0 or evaluating or saving):
-        continue
-      metrics = jax.device_get(metrics)
-      rows = [{"step": step, "seed": s, "positions": step * positions_per_step,
-               **{k: float(v[i]) for k, v in metrics.items()}} for i, s in enumerate(seeds)]
-      for row in rows:
-        metrics_csv.append(row)
-      bar.set_postfix(loss=f"{np.mean([r['loss'] for r in rows]):.3f}")
-      if evaluating:
-        for i, (seed, row) in enumerate(zip(seeds, rows)):
-          seed_config = apply_overrides(config, [f"seed={seed}"])
-          agent = Agent(config=seed_config, params=_slice(state.params, i), bn_state=_slice(state.bn_state, i),
-                        step=step)
-          results_csv.append({**labels, "seed": seed, "step": step, "positions": row["positions"],
-                              **evaluate_seed(seed_config, agent, anchors),
-                              **{k: row[k] for k in ("loss", "value_loss", "policy_loss", "mean_game_length")}})
-      if saving:  # after the results of this step: a crash re-runs them from the previous checkpoint
-        ckpt.save(mngr, state, config, seeds=seeds)
-  finally:
-    bar.close()
-  ckpt.atomic_write_text(unit / "done", json.dumps({"steps": step, "seeds": seeds}))
+  """Trains (or resumes) the runs of `config` with `seeds` in one program: the run loop on a seed-stacked
+  state, evaluated against the anchors (`evaluation.SeedEvaluation`); writes `done` when finished."""
+  result = train(config, unit, resume=True, progress=progress, seeds=seeds,
+                 evaluator=evaluation.SeedEvaluation(config, seeds, labels), desc=unit.parent.name)
+  if distributed.is_main():
+    ckpt.atomic_write_text(unit / "done", json.dumps({"steps": result.step, "seeds": seeds}))
+  distributed.barrier("azjax-unit-done")
 
 
 def run_sweep(out: str | Path, game: str, preset_name: str, fixed: list[str], grid_items: list[str],
               seeds: list[int], seeds_per_program: int = 0, progress: bool = True) -> Path:
-  """Runs (or resumes) a sweep in `out`; returns the directory. Finished units are skipped."""
+  """Runs (or resumes) a sweep in `out`; returns the directory. Finished units are skipped.
+
+  On several processes every process calls it alike; process 0 writes the sweep's own files."""
   from azjax.presets import preset
   out = Path(out)
   spec = {"game": game, "preset": preset_name, "set": list(fixed), "grid": list(grid_items), "seeds": list(seeds)}
@@ -178,17 +98,22 @@ def run_sweep(out: str | Path, game: str, preset_name: str, fixed: list[str], gr
   spec_path = out / "sweep.json"
   if spec_path.exists() and json.loads(spec_path.read_text()) != spec:
     raise ckpt.CheckpointError(f"{out} holds another sweep ({spec_path}); choose another --out")
-  ckpt.atomic_write_text(spec_path, json.dumps(spec, indent=2))
+  main = distributed.is_main()
+  if main:
+    ckpt.atomic_write_text(spec_path, json.dumps(spec, indent=2))
   for name, chosen, config in combos:
     for group in seed_groups(list(seeds), seeds_per_program):
       unit = out / name / f"seeds-{group[0]}-{group[-1]}"
       if (unit / "done").exists():
         continue
       (out / name).mkdir(parents=True, exist_ok=True)
-      ckpt.atomic_write_text(out / name / "config.json", config.to_json())
+      if main:
+        ckpt.atomic_write_text(out / name / "config.json", config.to_json())
       run_unit(config, group, unit, {"combination": name, **chosen}, progress)
-      summarise(out)
-  summarise(out)
+      if main:
+        summarise(out)
+  if main:
+    summarise(out)
   return out
 
 
@@ -210,9 +135,9 @@ def read_results(out: Path) -> list[dict]:
   for name in names:
     units = out.glob(f"{glob_escape(name)}/seeds-*/results.csv") if name else out.glob("*/seeds-*/results.csv")
     for path in sorted(units, key=lambda p: (p.parent.parent.name, int(p.parent.name.split("-")[1]))):
-      rows.extend(evaluation.read_rows(path))
+      rows.extend(read_rows(path))
   if not rows:  # a sweep kept without its unit folders (as in docs/results): the tidy table it wrote
-    rows = evaluation.read_rows(out / "results.csv")
+    rows = read_rows(out / "results.csv")
   return rows
 
 

@@ -16,12 +16,12 @@ import argparse
 import sys
 import time
 
-from azjax import GAMES, PRESETS
-from azjax.checkpoint import CheckpointError
-from azjax.config import ConfigError
+from azjax import distributed
+from azjax.config import GAMES, ConfigError
 
 
 def parser() -> argparse.ArgumentParser:
+  from azjax.presets import PRESETS
   p = argparse.ArgumentParser(prog="python -m experiments.sweep", description=__doc__.split("\n\n")[0],
                               formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
   p.add_argument("--game", required=True, choices=GAMES)
@@ -34,14 +34,25 @@ def parser() -> argparse.ArgumentParser:
   p.add_argument("--seeds-per-program", type=int, default=0, help="at most this many seeds per program (0: all)")
   p.add_argument("--out", help="sweep directory (default sweeps/<game>-<time>)")
   p.add_argument("--no-progress", action="store_true")
+  distributed.add_arguments(p)
   return p
 
 
 def main(argv=None) -> int:
+  try:  # first: building the parser imports the games, and pgx's import starts JAX's backend
+    joined = distributed.initialize(distributed.parse_known(argv))
+  except ValueError as e:
+    print(f"error: {e}", file=sys.stderr)
+    return 2
   args = parser().parse_args(argv)
   if args.seeds < 1 or args.seeds_per_program < 0:
     parser().error("--seeds must be >= 1 and --seeds-per-program >= 0")
+  print(joined, flush=True)
+  from azjax.checkpoint import CheckpointError
+  from azjax.loop import DivergenceError
   from azjax.sweep import run_sweep
+  if args.out is None and distributed.topology(args) is not None:
+    parser().error("--out is needed on several processes (each must name the same directory)")
   out = args.out or f"sweeps/{args.game}-{time.strftime('%Y%m%d-%H%M%S')}"
   try:
     run_sweep(out, args.game, args.preset, args.overrides, args.grid, list(range(args.seeds)),
@@ -49,6 +60,14 @@ def main(argv=None) -> int:
   except (ConfigError, CheckpointError) as e:
     print(f"error: {e}", file=sys.stderr)
     return 2
+  except DivergenceError as e:
+    print(f"error: {e}", file=sys.stderr)
+    return 3
+  except OSError as e:  # WriteError names the file; the earlier checkpoints are intact
+    print(f"error: {e}", file=sys.stderr)
+    return 4
+  if not distributed.is_main():
+    return 0
   print(f"sweep directory: {out}")
   print(open(f"{out}/summary.md").read(), end="")
   return 0

@@ -260,7 +260,7 @@ def test_the_cli_exits_4_naming_a_file_it_cannot_write(tmp_path, reference):
 
 
 def test_csv_logs_survive_a_kill_mid_write(tmp_path):
-  from azjax.loop import CsvLog
+  from azjax.records import CsvLog
   path = tmp_path / "metrics.csv"
   path.write_text("step,loss\n1,0.5\n2,0.25\n3,0.125\n4,0.")  # killed while appending step 4, after step 3's checkpoint
   CsvLog(path, keep_until=3)

@@ -1,0 +1,149 @@
+"""Many processes, one program: JAX's multi-controller runtime (`jax.distributed`).
+
+Every process (one per host: a TPU pod slice's workers, a SLURM job's tasks) runs the same
+`train_step` over one global mesh of every device of every process. Each process plays the games
+of its own devices and keeps their replay lanes; the updates are one all-reduce. A game slot's
+randomness comes from its global index, so it does not depend on how many processes share the
+games. Process 0 writes the logs, CSV files, TensorBoard files and plots, and plays the
+evaluation games; every process writes its own shards of each checkpoint (orbax) and process 0
+its metadata.
+
+Start-up, in this order: `--coordinator HOST:PORT --num-processes N --process-id I`; else the
+environment variables AZJAX_COORDINATOR, AZJAX_NUM_PROCESSES, AZJAX_PROCESS_ID; else, when the
+environment says it is one of several SLURM tasks, Open MPI ranks or GKE TPU workers, JAX's own
+detection; else a single process, as before. `--coordinator auto` (alone) asks JAX to detect the
+topology wherever it can (Cloud TPU VMs, whose workers learn it from the metadata server, and
+Kubernetes too).
+
+Faults: every process sends the coordinator a heartbeat; when one dies, JAX stops every other one
+(exit code 134, its message naming the lost task) within `HEARTBEAT_TIMEOUT_S`, and a collective
+that loses its peer fails at once. The run then resumes from its last checkpoint.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import itertools
+import os
+
+import jax
+
+ENV = {"coordinator": "AZJAX_COORDINATOR", "num_processes": "AZJAX_NUM_PROCESSES", "process_id": "AZJAX_PROCESS_ID"}
+# A cluster JAX detects by itself, and the variable that says it runs several processes.
+CLUSTERS = {"SLURM": "SLURM_NTASKS", "Open MPI": "OMPI_COMM_WORLD_SIZE", "Cloud TPU": "TPU_WORKER_HOSTNAMES"}
+# A process silent this long is declared dead and the others stop (JAX's default, 100 s, is for
+# large pods; a run here loses at most the work since its last checkpoint either way).
+HEARTBEAT_TIMEOUT_S = 30
+SHUTDOWN_TIMEOUT_S = 60  # how long a finished process waits for the others at exit
+
+
+@dataclasses.dataclass(frozen=True)
+class Topology:
+  coordinator: str | None  # HOST:PORT of process 0's coordination service
+  num_processes: int
+  process_id: int
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+  """The start-up flags of every experiment and sweep command."""
+  group = parser.add_argument_group("many machines (jax.distributed; also AZJAX_COORDINATOR etc., or detected)")
+  group.add_argument("--coordinator", metavar="HOST:PORT",
+                     help="process 0's address, the same on every process; `auto`: JAX detects the topology")
+  group.add_argument("--num-processes", type=int, metavar="N", help="how many processes take part")
+  group.add_argument("--process-id", type=int, metavar="I", help="this process's index, 0 to N-1")
+
+
+def parse_known(argv=None) -> argparse.Namespace:
+  """The start-up flags alone, read from the command line before anything else (the rest is left)."""
+  parser = argparse.ArgumentParser(add_help=False)
+  add_arguments(parser)
+  return parser.parse_known_args(argv)[0]
+
+
+def topology(args: argparse.Namespace | None = None, environ=os.environ) -> Topology | None:
+  """The topology the flags or the AZJAX_ variables give (flags first), None when neither gives one.
+
+  Raises ValueError naming what is missing or out of range."""
+  given = {k: getattr(args, k, None) for k in ENV}
+  for k, var in ENV.items():
+    if given[k] is None and environ.get(var):
+      given[k] = environ[var]
+  if all(v is None for v in given.values()):
+    return None
+  if given["coordinator"] == "auto" and given["num_processes"] is None and given["process_id"] is None:
+    return Topology(None, 0, 0)  # JAX detects it
+  missing = [f"--{k.replace('_', '-')} (or {ENV[k]})" for k, v in given.items() if v is None]
+  if missing:
+    raise ValueError(f"a run on several processes needs {', '.join(missing)} as well")
+  try:
+    n, i = int(given["num_processes"]), int(given["process_id"])
+  except ValueError:
+    raise ValueError(f"--num-processes and --process-id must be integers, not {given['num_processes']!r} and "
+                     f"{given['process_id']!r}") from None
+  if n < 1 or not 0 <= i < n:
+    raise ValueError(f"--process-id must be in 0..{n - 1} with --num-processes {n}, not {i}")
+  if ":" not in str(given["coordinator"]):
+    raise ValueError(f"--coordinator must be HOST:PORT, not {given['coordinator']!r}")
+  return Topology(str(given["coordinator"]), n, i)
+
+
+def detected_cluster(environ=os.environ) -> str | None:
+  """The name of a cluster JAX can detect with more than one process, from its environment."""
+  for name, var in CLUSTERS.items():
+    value = environ.get(var, "")
+    count = len([h for h in value.split(",") if h]) if name == "Cloud TPU" else int(value) if value.isdigit() else 0
+    if count > 1:
+      return name
+  return None
+
+
+def initialize(args: argparse.Namespace | None = None, environ=os.environ) -> str:
+  """Joins the other processes (when there are any); returns the line that says where this process stands.
+
+  Call before anything touches a device."""
+  topo, cluster = topology(args, environ), None
+  if topo is None:
+    cluster = detected_cluster(environ)
+  if topo is not None or cluster is not None:
+    if (environ.get("JAX_PLATFORMS") or "").startswith("cpu") or _cpu_only():
+      jax.config.update("jax_cpu_collectives_implementation", "gloo")  # CPU collectives across processes
+    kwargs = dict(heartbeat_timeout_seconds=HEARTBEAT_TIMEOUT_S, shutdown_timeout_seconds=SHUTDOWN_TIMEOUT_S)
+    if topo is not None and topo.coordinator is not None:
+      jax.distributed.initialize(topo.coordinator, topo.num_processes, topo.process_id, **kwargs)
+    else:
+      jax.distributed.initialize(**kwargs)
+  how = f"({cluster}, detected) " if cluster else "(detected) " if topo and topo.coordinator is None else ""
+  return (f"process {jax.process_index()} of {jax.process_count()} {how}with {jax.local_device_count()} of "
+          f"{jax.device_count()} {jax.devices()[0].platform} devices")
+
+
+def _cpu_only() -> bool:
+  """No accelerator plugin is installed (looked up without starting a backend)."""
+  import importlib.util
+  return not any(importlib.util.find_spec(m) for m in ("jax_cuda12_plugin", "jax_cuda13_plugin", "libtpu"))
+
+
+def is_main() -> bool:
+  """Process 0 writes the logs and plays the evaluations."""
+  return jax.process_index() == 0
+
+
+def local(tree):
+  """A replicated tree as arrays this process can use alone (evaluation games on process 0)."""
+  return jax.device_get(tree) if jax.process_count() > 1 else tree
+
+
+def barrier(name: str, timeout_s: int = 3600) -> None:
+  """Every process waits here until all have arrived (a no-op for one process).
+
+  The coordination service's barrier, not a collective: gloo gives the processes only 30 s to meet
+  at their first collective over a set of devices, and one process may compile for longer than
+  that; the service waits `timeout_s`. (JAX has no public name for it: orbax calls it the same way.)"""
+  if jax.process_count() > 1:
+    from jax._src import distributed as jax_distributed
+    # Every process passes the same barriers in the same order, so the count makes each name unique.
+    jax_distributed.global_state.client.wait_at_barrier(f"{name}-{next(_BARRIERS)}", timeout_in_ms=timeout_s * 1000)
+
+
+_BARRIERS = itertools.count()

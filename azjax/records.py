@@ -1,0 +1,67 @@
+"""A run's CSV files: rows keyed by step that survive kills, cut back to a checkpoint on resume."""
+
+from __future__ import annotations
+
+import csv
+import os
+from pathlib import Path
+
+from azjax.checkpoint import WriteError, _reason
+
+
+def read_rows(path: Path) -> list[dict]:
+  """Every row of a CSV file (none if it does not exist)."""
+  if not path.exists():
+    return []
+  with path.open() as f:
+    return list(csv.DictReader(f))
+
+
+def row_step(row: dict) -> int | None:
+  """A row's step, or None for a row cut short (a kill mid-append) or unreadable."""
+  if None in row or None in row.values():
+    return None
+  try:
+    return int(row["step"])
+  except (KeyError, ValueError):
+    return None
+
+
+class CsvLog:
+  """A CSV file of rows keyed by step; on resume, rows after the checkpoint are dropped.
+
+  Rewriting it is atomic and a row cut short by a kill is dropped, so a kill at any moment loses
+  no row up to the checkpoint; a failed write raises WriteError naming the file."""
+
+  def __init__(self, path: Path, keep_until: int):
+    self.path, self.fields = path, None
+    if path.exists():
+      with path.open(newline="") as f:
+        rows = []
+        for r in csv.DictReader(f):
+          step = row_step(r)
+          if step is None or step > keep_until:
+            break  # rows are in step order: the rest are after the checkpoint, or cut short
+          rows.append(r)
+      if rows:
+        self.fields = list(rows[0])
+      self._write(rows, "w")
+
+  def _write(self, rows, mode):
+    path = self.path if mode == "a" else self.path.with_name(f".{self.path.name}.tmp")
+    try:
+      with path.open(mode, newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=self.fields or [])
+        if mode == "w" and self.fields:
+          writer.writeheader()
+        writer.writerows(rows)
+      if mode == "w":
+        os.replace(path, self.path)
+    except OSError as e:
+      raise WriteError(f"could not write {self.path}: {_reason(e)}") from e
+
+  def append(self, row: dict):
+    if self.fields is None:
+      self.fields = list(row)
+      self._write([], "w")
+    self._write([{k: row.get(k, "") for k in self.fields}], "a")

@@ -1,0 +1,130 @@
+"""Many processes (issue 18): 2 processes x 2 CPU devices on localhost, JAX's CPU collectives (gloo)."""
+
+import argparse
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import jax
+import numpy as np
+import pytest
+
+from azjax import arena, checkpoint as ckpt, distributed
+from azjax.agent import load_agent
+from azjax.games import make_env
+from conftest import ROOT
+
+ARGS = ["--preset", "smoke", "--set", "run.checkpoint_every=2", "--set", "run.eval_games=2", "--no-progress"]
+
+
+def _free_port() -> int:
+  with socket.socket() as s:
+    s.bind(("localhost", 0))
+    return s.getsockname()[1]
+
+
+def _env(devices: int) -> dict:
+  return dict(os.environ, XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}", JAX_PLATFORMS="cpu")
+
+
+def _launch(run_dir, steps: int, processes: int = 2, resume: bool = False) -> list[subprocess.Popen]:
+  """`processes` processes of one tictactoe run, 4 devices in all."""
+  port, where = _free_port(), (["--resume", str(run_dir)] if resume else ["--run-dir", str(run_dir)])
+  topology = lambda i: ["--coordinator", f"localhost:{port}", "--num-processes", str(processes),
+                        "--process-id", str(i)] if processes > 1 else []
+  return [subprocess.Popen([sys.executable, "-m", "experiments.tictactoe", *ARGS, "--set", f"train.num_steps={steps}",
+                            *where, *topology(i)], cwd=ROOT, env=_env(4 // processes), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True) for i in range(processes)]
+
+
+def _finish(procs, timeout=900) -> list[tuple[int, str, str]]:
+  out = []
+  for p in procs:
+    stdout, stderr = p.communicate(timeout=timeout)
+    out.append((p.returncode, stdout, stderr))
+  return out
+
+
+def _params(run_dir, step: int):
+  mngr = ckpt.manager(run_dir / "checkpoints")
+  meta = ckpt.read_meta(mngr, step)
+  from azjax.train_step import abstract_state, build
+  abstract = abstract_state(build(ckpt.config_from_meta(meta)))
+  return jax.tree.leaves(ckpt.restore_model(mngr, (abstract.params, abstract.bn_state), step))
+
+
+def test_topology_from_flags_environment_and_clusters():
+  flags = lambda **kw: argparse.Namespace(**{**dict(coordinator=None, num_processes=None, process_id=None), **kw})
+  assert distributed.topology(flags(), {}) is None
+  assert distributed.topology(flags(coordinator="h:1", num_processes=2, process_id=1), {}) == distributed.Topology(
+      "h:1", 2, 1)
+  env = {"AZJAX_COORDINATOR": "h:2", "AZJAX_NUM_PROCESSES": "4", "AZJAX_PROCESS_ID": "3"}
+  assert distributed.topology(flags(), env) == distributed.Topology("h:2", 4, 3)
+  assert distributed.topology(flags(process_id=0), env) == distributed.Topology("h:2", 4, 0)  # flags first
+  assert distributed.topology(flags(coordinator="auto"), {}) == distributed.Topology(None, 0, 0)
+  with pytest.raises(ValueError, match="--num-processes"):
+    distributed.topology(flags(coordinator="h:1", process_id=0), {})
+  with pytest.raises(ValueError, match="0..1"):
+    distributed.topology(flags(coordinator="h:1", num_processes=2, process_id=2), {})
+  with pytest.raises(ValueError, match="HOST:PORT"):
+    distributed.topology(flags(coordinator="h", num_processes=2, process_id=0), {})
+  assert distributed.parse_known(["--preset", "x", "--process-id", "1"]).process_id == 1
+  assert distributed.detected_cluster({"SLURM_NTASKS": "8"}) == "SLURM"
+  assert distributed.detected_cluster({"SLURM_NTASKS": "1", "OMPI_COMM_WORLD_SIZE": "1"}) is None
+  assert distributed.detected_cluster({"TPU_WORKER_HOSTNAMES": "a,b"}) == "Cloud TPU"
+
+
+def test_a_bad_topology_is_refused_with_exit_2():
+  r = subprocess.run([sys.executable, "-m", "experiments.tictactoe", "--preset", "smoke", "--coordinator",
+                      "localhost:1", "--num-processes", "2"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+  assert r.returncode == 2 and "--process-id" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.slow
+def test_two_processes_train_as_one_and_their_checkpoint_plays_in_one(tmp_path):
+  two, one = tmp_path / "two", tmp_path / "one"
+  results = _finish(_launch(two, steps=4))
+  for i, (rc, stdout, stderr) in enumerate(results):
+    assert rc == 0, stderr[-3000:]
+    assert f"process {i} of 2 with 2 of 4 cpu devices" in stdout
+  assert "run directory" in results[0][1] and "run directory" not in results[1][1]  # process 0 speaks
+  assert sorted(ckpt.manager(two / "checkpoints").all_steps()) == [2, 4]
+  (rc, stdout, stderr), = _finish(_launch(one, steps=4, processes=1))
+  assert rc == 0, stderr[-3000:]
+  # The same games and the same updates. Only the order of the gradient all-reduce's sums differs
+  # (gloo between processes, XLA's in-process reduction within one), so parameters agree to rounding.
+  for a, b in zip(_params(two, 4), _params(one, 4)):
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)
+  with open(two / "metrics.csv") as f, open(one / "metrics.csv") as g:
+    col = lambda rows, name: [r.split(",")[rows[0].split(",").index(name)] for r in rows[1:]]
+    a, b = f.read().splitlines(), g.read().splitlines()
+    assert col(a, "games") == col(b, "games") and col(a, "replay_positions") == col(b, "replay_positions")
+  # Written by 2 processes, it loads in this one (a single device) and plays.
+  agent = load_agent(two)
+  result = arena.match(make_env("tictactoe"), agent.player(), arena.random_player, jax.random.PRNGKey(0), 2)
+  assert result.wins + result.draws + result.losses == 2
+
+
+@pytest.mark.slow
+def test_a_lost_process_stops_the_other_and_the_run_resumes(tmp_path):
+  run = tmp_path / "run"
+  procs = _launch(run, steps=400)
+  deadline = time.time() + 600
+  while not (run / "checkpoints" / "2").is_dir() and time.time() < deadline:
+    assert all(p.poll() is None for p in procs), [p.communicate()[1][-2000:] for p in procs if p.poll() is not None]
+    time.sleep(0.5)
+  procs[1].send_signal(signal.SIGKILL)
+  killed = time.time()
+  rc, _, stderr = _finish(procs[:1], timeout=120)[0]
+  assert time.time() - killed < 60 and rc != 0
+  assert "unhealthy" in stderr or "died" in stderr or "Connection closed" in stderr, stderr[-3000:]
+  procs[1].wait()
+  latest = ckpt.manager(run / "checkpoints").latest_step()
+  assert latest is not None and latest >= 2
+  ckpt.remove_unfinished(run / "checkpoints")
+  results = _finish(_launch(run, steps=latest + 2, resume=True))
+  assert all(rc == 0 for rc, _, _ in results), results[0][2][-3000:]
+  assert ckpt.manager(run / "checkpoints").latest_step() == latest + 2
