@@ -20,10 +20,12 @@ from typing import Any, Callable
 import chex
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pgx
 
 from azjax.config import SearchConfig
-from azjax.games import make_env
+from azjax import rules
+from azjax.games import SPECS, make_env
 from azjax.rules import masked_logits
 from azjax.search import make_search_with
 
@@ -51,6 +53,10 @@ class MatchResult:
   wins: int
   draws: int
   losses: int
+  # How the games went (issue 16: the self-play diagnostics, for evaluation games): mean and median
+  # length in plies, the fraction that ended each way (rules.ENDINGS), and the first player's score
+  # in the seat that moves first and in the other. Not part of equality.
+  figures: dict = dataclasses.field(default_factory=dict, compare=False)
 
   @property
   def games(self) -> int:
@@ -153,6 +159,7 @@ def mcts_player(game: str, num_simulations: int) -> Player:
 
 @functools.cache
 def _program(env: pgx.Env, first: Policy, second: Policy, num_games: int, opening_plies: int):
+  game = _game(env)
 
   @jax.jit
   def play(first_vars, second_vars, key):
@@ -165,26 +172,55 @@ def _program(env: pgx.Env, first: Policy, second: Policy, num_games: int, openin
       state = jax.vmap(env.step)(state, action)
       returns = returns + state.rewards
     seat = jnp.where(jnp.arange(num_games) % 2 == 0, state.current_player, 1 - state.current_player)
+    moves_first = seat == state.current_player  # player one has the move after the opening
     done = lambda s: s.terminated | s.truncated
 
     def body(carry):
-      state, returns, key = carry
+      state, returns, plies, ended, key = carry
       key, k1, k2 = jax.random.split(key, 3)
       action = jnp.where(state.current_player == seat, first(first_vars, k1, state),
                          second(second_vars, k2, state))
+      playing = ~done(state)
       state = jax.vmap(env.step)(state, action)
-      return state, returns + state.rewards, key  # pgx zeroes the rewards of finished games on later steps
+      plies = plies + playing
+      # A game's ending is read on the ply it ends (pgx keeps a finished state as it was).
+      ended = jnp.where(playing & done(state), rules.ending(game, state, plies), ended)
+      return state, returns + state.rewards, plies, ended, key  # pgx zeroes finished games' later rewards
 
-    state, returns, _ = jax.lax.while_loop(lambda c: ~jnp.all(done(c[0])), body,
-                                           (state, returns, jax.random.fold_in(key, 1)))
-    return jnp.take_along_axis(returns, seat[:, None], axis=1)[:, 0]
+    plies = jnp.full((num_games,), opening_plies, jnp.int32)
+    ended = rules.ending(game, state, plies)  # games the opening ended
+    state, returns, plies, ended, _ = jax.lax.while_loop(lambda c: ~jnp.all(done(c[0])), body,
+                                                         (state, returns, plies, ended, jax.random.fold_in(key, 1)))
+    return jnp.take_along_axis(returns, seat[:, None], axis=1)[:, 0], plies, ended, moves_first
 
   return play
+
+
+def _game(env: pgx.Env) -> str:
+  """The azjax name of a pgx env (its ending codes depend on the game)."""
+  return next((name for name, spec in SPECS.items() if spec.pgx_id == env.id), "")
+
+
+FIGURES = ("mean_game_length", "game_length_p50", *(f"end_{name}" for name in rules.ENDINGS), "score_moving_first",
+           "score_moving_second")
+
+
+def figures(plies, ended, moves_first, outcome) -> dict:
+  """How a match's games went: lengths, endings (fractions) and player one's score by seat."""
+  score = lambda mask: float(((outcome[mask].astype(np.float64) + 1) / 2).mean()) if mask.any() else float("nan")
+  return {"mean_game_length": float(plies.mean()), "game_length_p50": float(np.median(plies)),
+          **{f"end_{name}": float((ended == i).mean()) for i, name in enumerate(rules.ENDINGS)},
+          "score_moving_first": score(moves_first), "score_moving_second": score(~moves_first)}
 
 
 def match_outcomes(env: pgx.Env, first: Player, second: Player, key: chex.PRNGKey, num_games: int, *,
                    opening_plies: int = 0):
   """Per-game returns of `first` (+1 win, 0 draw, -1 loss) over `num_games` games; the key is consumed."""
+  return _played(env, first, second, key, num_games, opening_plies)[0]
+
+
+def _played(env, first: Player, second: Player, key, num_games: int, opening_plies: int):
+  """(returns, plies, endings, player one moved first) per game, as numpy arrays."""
   if num_games < 1:
     raise ValueError(f"num_games must be >= 1, got {num_games}")
   play = _program(env, first.policy, second.policy, num_games, opening_plies)
@@ -194,5 +230,6 @@ def match_outcomes(env: pgx.Env, first: Player, second: Player, key: chex.PRNGKe
 def match(env: pgx.Env, first: Player, second: Player, key: chex.PRNGKey, num_games: int, *,
           opening_plies: int = 0) -> MatchResult:
   """Plays `num_games` games of `first` against `second`, colours alternating; the key is consumed."""
-  outcome = match_outcomes(env, first, second, key, num_games, opening_plies=opening_plies)
-  return MatchResult(wins=int((outcome > 0).sum()), draws=int((outcome == 0).sum()), losses=int((outcome < 0).sum()))
+  outcome, plies, ended, moves_first = _played(env, first, second, key, num_games, opening_plies)
+  return MatchResult(wins=int((outcome > 0).sum()), draws=int((outcome == 0).sum()), losses=int((outcome < 0).sum()),
+                     figures=figures(plies, ended, moves_first, outcome))

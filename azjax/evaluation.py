@@ -57,7 +57,7 @@ def play_round(config: Config, agent: Agent, opponents: list[arena.Player], key)
     lo, hi = result.interval()
     rows.append({"step": agent.step, "player": me.name, "opponent": other.name, "wins": result.wins,
                  "draws": result.draws, "losses": result.losses, "score": result.score, "score_lo": lo,
-                 "score_hi": hi})
+                 "score_hi": hi, **result.figures})
   return rows
 
 
@@ -152,7 +152,8 @@ class RunEvaluation:
     self.result = arena.MatchResult(wins=vs_random["wins"], draws=vs_random["draws"], losses=vs_random["losses"])
     lines.append(f"step {step}: Elo {now['elo']:.0f} (95% CI {now['elo_lo']:.0f} to {now['elo_hi']:.0f}) with "
                  f"random = 0")
-    return Report(scalars={**{f"score_vs_{r['opponent']}": r["score"] for r in games}, "elo": now["elo"]},
+    figures = {f"{r['opponent']}/{k}": v for r in games for k, v in r.items() if k in arena.FIGURES}
+    return Report(scalars={**{f"score_vs_{r['opponent']}": r["score"] for r in games}, "elo": now["elo"], **figures},
                   lines=lines, summary=f"step {step}: Elo {now['elo']:.0f} ({now['elo_lo']:.0f} to "
                                        f"{now['elo_hi']:.0f}); against uniform random: {self.result}")
 

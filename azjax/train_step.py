@@ -11,28 +11,31 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any
+from typing import Callable
 
 import chex
+import haiku as hk
 import jax
 import jax.numpy as jnp
 import numpy as np
+import optax
+import pgx
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 from azjax import learner, replay as replay_lib, rules, selfplay, symmetry
 from azjax.config import Config, validate
 from azjax.games import make_env, spec
-from azjax.network import make_network
-from azjax.search import make_search
+from azjax.network import Network, make_network
+from azjax.search import SearchOutput, make_search
 
 AXIS = "batch"
 
 
 @chex.dataclass(frozen=True)
 class TrainState:
-  params: Any  # network weights (replicated)
-  bn_state: Any  # batch-norm moving averages (replicated)
-  opt_state: Any  # optimiser state (replicated)
+  params: hk.Params  # network weights (replicated)
+  bn_state: hk.State  # batch-norm moving averages (replicated)
+  opt_state: optax.OptState  # optimiser state, with the learning rate it last used (replicated)
   actors: selfplay.Actors  # games in play (sharded)
   replay: replay_lib.Replay  # replay lanes, one per game slot (sharded)
   step: chex.Array  # [] int32 train_steps taken (replicated)
@@ -66,11 +69,11 @@ def state_shardings(state: TrainState, mesh: Mesh, seeds: int = 0) -> TrainState
 class Program:
   """Everything built from a config: the env, the networks, the search and the optimiser."""
   config: Config
-  env: Any
-  network: Any  # inference (batch norm with moving averages)
-  train_network: Any  # training (batch-norm moments over the device axis)
-  optimizer: Any
-  search: Any
+  env: pgx.Env
+  network: Network  # inference (batch norm with moving averages; config.network.inference_dtype)
+  train_network: Network  # training (float32; batch-norm moments over the device axis)
+  optimizer: optax.GradientTransformation
+  search: Callable[..., SearchOutput]  # search(variables, keys [B], states [B], noise=True)
   codec: replay_lib.Codec  # how replay stores a position
 
   @property

@@ -3,6 +3,7 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 from azjax import arena
 from azjax.games import make_env
@@ -56,3 +57,19 @@ def test_agents_of_one_config_share_a_compiled_match():
   arena.match(env, b.player("b"), arena.random_player, jax.random.PRNGKey(1), 4)
   after = arena._program.cache_info()
   assert after.misses - before.misses == 1 and after.hits - before.hits == 1
+
+
+def test_a_match_reports_how_its_games_went():
+  # Random tic-tac-toe: 5-9 plies, wins or draws only, and the first mover's edge shows by seat.
+  env = make_env("tictactoe")
+  r = arena.match(env, arena.random_player, arena.random_player, jax.random.PRNGKey(3), 400)
+  f = r.figures
+  assert 5 <= f["game_length_p50"] <= 9 and 5 < f["mean_game_length"] < 9
+  assert f["end_win"] + f["end_draw"] == 1.0 and f["end_cap"] == f["end_double_pass"] == 0.0
+  assert f["end_draw"] == r.draws / r.games
+  assert f["score_moving_first"] > 0.6 > 0.4 > f["score_moving_second"]  # random's known first-move edge
+  assert (f["score_moving_first"] + f["score_moving_second"]) / 2 == pytest.approx(r.score)  # colours alternate: equal halves
+  # Go: the ending codes are the self-play ones (two passes in a row, or the length cap).
+  go = arena.match(make_env("go9"), arena.random_player, arena.random_player, jax.random.PRNGKey(4), 8)
+  assert go.figures["end_double_pass"] + go.figures["end_cap"] == 1.0
+  assert go.figures["mean_game_length"] > 60
