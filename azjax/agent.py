@@ -17,7 +17,7 @@ from azjax.arena import Player, jitted
 from azjax.config import Config
 from azjax.games import make_env
 from azjax.network import make_network
-from azjax.search import choose_move, make_search
+from azjax.search import choose_move, make_search, root_summary
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -109,9 +109,8 @@ def _analyser_for(game: str, network_config, search_config, num_simulations: int
 
   def analyse(variables, key, state):
     out = run(variables, key, state)
-    summary = jax.vmap(lambda tree: tree.summary())(out.tree)  # each game's tree has a batch of one
-    return {"policy": out.weights, "value": out.value, "visits": summary.visit_counts[:, 0],
-            "q": summary.qvalues[:, 0]}
+    visits, q = root_summary(out)  # [B, A] whichever tree searched (compact trees index their children)
+    return {"policy": out.weights, "value": out.value, "visits": visits, "q": q}
 
   return analyse
 

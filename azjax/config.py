@@ -19,6 +19,7 @@ OPTIMIZERS = ("sgd", "adam")
 INFERENCE_DTYPES = ("float32", "bfloat16")
 GO_PASS_RULES = ("pgx", "eyes")  # rules.py
 UPDATE_LOOPS = ("auto", "scan", "unrolled")
+COMPACT_TREES = ("auto", "on", "off")  # search.tree_width
 
 
 class ConfigError(ValueError):
@@ -58,6 +59,9 @@ class SearchConfig:
   go_pass: str = "pgx"
   random_symmetry: bool = False  # Go only: each evaluation sees a random rotation/reflection [AGZ] (symmetry.py)
   gumbel_scale: float = 1.0  # gumbel only
+  # Children of a search node: its legal moves, up to the game's most (on), or every action (off); auto = on
+  # where that bound is far below the action count (chess, shogi), so the tree shrinks (search.tree_width).
+  compact_tree: str = "auto"
   max_considered_actions: int = 16  # gumbel only
 
 
@@ -250,6 +254,8 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
   _check(c.search.algorithm in SEARCH_ALGORITHMS, "search.algorithm", c.search.algorithm,
          f"one of {', '.join(SEARCH_ALGORITHMS)}")
   _check(c.search.go_pass in GO_PASS_RULES, "search.go_pass", c.search.go_pass, f"one of {', '.join(GO_PASS_RULES)}")
+  _check(c.search.compact_tree in COMPACT_TREES, "search.compact_tree", c.search.compact_tree,
+         f"one of {', '.join(COMPACT_TREES)}")
   _check(c.train.optimizer in OPTIMIZERS, "train.optimizer", c.train.optimizer, f"one of {', '.join(OPTIMIZERS)}")
   for name, on in (("search.random_symmetry", c.search.random_symmetry), ("train.augment", c.train.augment)):
     _check(not on or c.game in ("go9", "go"), name, on, f"only for Go (go9, go): {c.game}'s board is not symmetric")

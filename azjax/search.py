@@ -8,6 +8,16 @@ it. Illegal moves are masked at every node (mctx masks only the root).
 Two-player zero-sum: the reward is the mover's, discount -1 flips the value to
 the other player, and 0 at terminal states.
 
+The compact tree (`search.compact_tree`, `tree_width`): mctx keeps six
+[simulations + 1, children] arrays and does its bookkeeping over every child at
+every node, and a node's children are the whole action space (chess 4,672) where
+a position has at most 218 legal moves. So each node's children are its legal
+moves instead, in increasing action id, padded to the game's most (K); its
+embedding (`Node`) keeps their action ids to step the game, and the search's
+weights are scattered back to [A] once at the end. Without root noise it
+searches exactly as the full tree does; its noise has the same law over the
+legal moves (tests/test_search.py).
+
 Search is written for one game and vmapped over games, so each game draws its
 own Dirichlet and Gumbel noise from its own key: the result does not depend on
 how the games are split over devices.
@@ -25,7 +35,7 @@ import mctx
 import pgx
 
 from azjax import rules, symmetry
-from azjax.config import SearchConfig
+from azjax.config import COMPACT_TREES, SearchConfig
 from azjax.games import spec
 from azjax.network import Network
 
@@ -43,12 +53,78 @@ class SearchOutput:
   prior_value: chex.Array  # [B] the evaluator's value of the root before search
   prior_logits: chex.Array  # [B, A] the evaluator's logits at the root, before noise and masking
   legal: chex.Array  # [B, A] bool the moves the search considered (rules.make_legal_moves)
-  tree: Any  # mctx.Tree with a leading [B, 1] batch (for inspection)
+  tree: Any  # mctx.Tree with a leading [B, 1] batch (for inspection); its root's children are `actions`
+  actions: chex.Array  # [B, K] int32 the action of each root child: the legal moves (compact tree) or all A
+
+
+@chex.dataclass(frozen=True)
+class Node:
+  """A compact tree's embedding: the lean state and the action each of its children plays."""
+  state: pgx.State  # [B] lean
+  actions: chex.Array  # [B, K] int32 (legal_actions)
+
+
+def tree_width(config: SearchConfig, game: str, num_actions: int) -> int:
+  """K, the children of a compact tree's node (the game's most legal moves, else its actions), or 0: the full tree.
+
+  `auto` builds the compact tree where that bound is at most half the action count: chess (218 of 4,672) and
+  shogi (593 of 2,187), whose trees shrink 21x and 3.7x. In Go and the small games nearly every action can be
+  legal, so the compact tree would only add its gathers; `on` builds it there all the same (K = A)."""
+  if config.compact_tree not in COMPACT_TREES:
+    raise ValueError(f"compact_tree={config.compact_tree!r}: one of {', '.join(COMPACT_TREES)}")
+  width = spec(game).max_legal_moves or num_actions
+  on = config.compact_tree == "on" or (config.compact_tree == "auto" and 2 * width <= num_actions)
+  return width if on else 0
+
+
+def legal_actions(legal: chex.Array, width: int) -> chex.Array:
+  """_unbatched_ [K] int32: the moves of `legal` [A] in increasing id, padded with the first move not in it.
+
+  A padding child is masked like an illegal move of the full tree, and played it is one: were a simulation
+  to pick one (mctx masks only the root), both trees would step pgx alike."""
+  return jnp.nonzero(legal, size=width, fill_value=jnp.argmin(legal))[0].astype(jnp.int32)
+
+
+def children(legal: chex.Array, width: int) -> chex.Array:
+  """[B, K] int32 the children of compact nodes with legal moves `legal` [B, A] (legal_actions)."""
+  return jax.vmap(legal_actions, in_axes=(0, None))(legal, width)
+
+
+def gather(x: chex.Array, actions: chex.Array) -> chex.Array:
+  """[B, K]: `x` [B, A] at the children `actions` [B, K]."""
+  return jnp.take_along_axis(x, actions, axis=-1)
+
+
+def scatter(values: chex.Array, actions: chex.Array, num_actions: int) -> chex.Array:
+  """[B, A]: `values` [B, K] of the root children `actions` [B, K] put at their actions, 0 elsewhere (the
+  padding adds its zeros to an illegal move)."""
+  return jax.vmap(lambda v, a: jnp.zeros((num_actions,), v.dtype).at[a].add(v))(values, actions)
+
+
+def root_summary(out: SearchOutput) -> tuple[chex.Array, chex.Array]:
+  """(visits [B, A], q [B, A]) of each move at the root, for the player to move, whichever tree searched."""
+  summary = jax.vmap(lambda tree: tree.summary())(out.tree)  # each game's tree has a batch of one
+  num_actions = out.weights.shape[-1]
+  return (scatter(summary.visit_counts[:, 0], out.actions, num_actions),
+          scatter(summary.qvalues[:, 0], out.actions, num_actions))
 
 
 def dirichlet_alpha(config: SearchConfig, game: str) -> float:
   """The root noise alpha: the config's if set, else the game's (AlphaZero Methods)."""
   return config.dirichlet_alpha if config.dirichlet_alpha > 0 else spec(game).dirichlet_alpha
+
+
+def with_dirichlet_noise(key: chex.PRNGKey, logits: chex.Array, legal: chex.Array, alpha: float,
+                         fraction: float) -> chex.Array:
+  """_unbatched_ masked logits [N] of (1 - fraction) p + fraction eta, eta ~ Dir(alpha) over the legal moves.
+
+  The AlphaZero root noise, over a node's children [N] (A, or K in a compact tree). mctx's own draws
+  Dir(alpha) over all children and the masking renormalises away what falls on illegal ones: in a full
+  chess tree at a position of 35 legal moves 99% of it, leaving the prior 0.25% noise instead of 25%.
+  Log-gammas, as Gamma(0.03) underflows in float32."""
+  eta = jax.nn.softmax(masked_logits(jax.random.loggamma(key, alpha, legal.shape), legal))
+  probs = (1.0 - fraction) * jax.nn.softmax(masked_logits(logits, legal)) + fraction * eta
+  return masked_logits(jnp.log(probs), legal)
 
 
 def qtransform_with_unvisited(tree: mctx.Tree, node_index, *, unvisited_value: float) -> chex.Array:
@@ -86,21 +162,30 @@ def lean(state: pgx.State) -> pgx.State:
   return state.replace(observation=jnp.zeros((state.observation.shape[0], 0), state.observation.dtype))
 
 
-def make_recurrent_fn(env: pgx.Env, evaluate: Evaluate, legal_moves: LegalMoves) -> mctx.RecurrentFn:
+def make_recurrent_fn(env: pgx.Env, evaluate: Evaluate, legal_moves: LegalMoves, width: int = 0) -> mctx.RecurrentFn:
   """The one adapter from pgx to mctx: steps the game, evaluates the child, masks its illegal moves.
 
   A branch ends where a game ends, `terminated | truncated`, as in self-play: pgx zeroes the rewards
-  of a truncated game, so the search scores it a draw, as self-play's value target does."""
+  of a truncated game, so the search scores it a draw, as self-play's value target does. With `width`
+  K > 0 the tree is compact: mctx's actions index the parent's `Node.actions`, and the child's priors
+  are those of its own legal moves."""
 
-  def recurrent_fn(variables, key, action, state):
+  def recurrent_fn(variables, key, action, node):
+    state = node
+    if width:  # mctx's action is the parent's child: play its move
+      state, action = node.state, gather(node.actions, action[:, None])[:, 0]
     mover = state.current_player
     state = jax.vmap(env.step)(state, action)
     logits, value = evaluate(variables, key, state)
     reward = state.rewards[jnp.arange(action.shape[0]), mover]
     done = state.terminated | state.truncated
-    return mctx.RecurrentFnOutput(reward=reward, discount=jnp.where(done, 0.0, -1.0),
-                                  prior_logits=masked_logits(logits, legal_moves(state)),
-                                  value=jnp.where(done, 0.0, value)), lean(state)
+    legal = legal_moves(state)
+    prior, embedding = masked_logits(logits, legal), lean(state)
+    if width:  # the padding's action is illegal: masked
+      actions = children(legal, width)
+      prior, embedding = gather(prior, actions), Node(state=embedding, actions=actions)
+    return mctx.RecurrentFnOutput(reward=reward, discount=jnp.where(done, 0.0, -1.0), prior_logits=prior,
+                                  value=jnp.where(done, 0.0, value)), embedding
 
   return recurrent_fn
 
@@ -118,30 +203,44 @@ def make_search_with(env: pgx.Env, evaluate: Evaluate, config: SearchConfig, leg
                      num_simulations: int, game: str):
   """Returns `search(variables, keys [B], states [B], noise=True) -> SearchOutput` for any evaluator.
 
-  `noise=False` disables the root noise (Dirichlet for PUCT, Gumbel for Gumbel)."""
-  recurrent_fn = make_recurrent_fn(env, evaluate, legal_moves)
-  alpha = dirichlet_alpha(config, game)  # > 0 even without noise: mctx draws the noise before weighting it
+  `noise=False` disables the root noise (Dirichlet for PUCT, Gumbel for Gumbel). The tree is compact
+  where `tree_width` says so; the output is the same either way."""
+  num_actions = env.num_actions
+  width = tree_width(config, game, num_actions)
+  recurrent_fn = make_recurrent_fn(env, evaluate, legal_moves, width)
+  alpha = dirichlet_alpha(config, game)  # > 0 even without noise: mctx draws its noise before weighting it
+  fraction = config.dirichlet_fraction if config.algorithm == "puct" else 0.0
   qtransform = functools.partial(qtransform_with_unvisited, unvisited_value=config.unvisited_value)
 
   def one(variables, key, state, noise):
     state = jax.tree.map(lambda x: x[None], state)  # mctx wants a batch; this one has a single game
-    root_key, key = jax.random.split(key)
+    root_key, noise_key, key = jax.random.split(key, 3)
     logits, value = evaluate(variables, root_key, state)
     legal = legal_moves(state)
-    root = mctx.RootFnOutput(prior_logits=masked_logits(logits, legal), value=value, embedding=lean(state))
+    prior = masked_logits(logits, legal)
+    actions, valid, embedding = jnp.arange(num_actions, dtype=jnp.int32)[None], legal, lean(state)
+    if width:
+      actions = children(legal, width)
+      prior, valid, embedding = gather(prior, actions), gather(legal, actions), Node(state=embedding, actions=actions)
+    if noise and fraction > 0:  # over the tree's children: in chess [K] draws in a 20th of the time of [A]
+      prior = with_dirichlet_noise(noise_key, prior[0], valid[0], alpha, fraction)[None]
+    root = mctx.RootFnOutput(prior_logits=prior, value=value, embedding=embedding)
+    invalid = ~valid  # the illegal moves, and the padding
     if config.algorithm == "puct":
+      # The noise is ours (with_dirichlet_noise), mctx's weighted 0.
       out = mctx.muzero_policy(
-          variables, key, root, recurrent_fn, num_simulations, invalid_actions=~legal, qtransform=qtransform,
-          dirichlet_fraction=config.dirichlet_fraction if noise else 0.0, dirichlet_alpha=alpha,
-          pb_c_init=config.c_init, pb_c_base=config.c_base)
+          variables, key, root, recurrent_fn, num_simulations, invalid_actions=invalid, qtransform=qtransform,
+          dirichlet_fraction=0.0, dirichlet_alpha=alpha, pb_c_init=config.c_init, pb_c_base=config.c_base)
     else:
+      # mctx draws i.i.d. Gumbel per child: over the legal moves, the same law in either tree.
       out = mctx.gumbel_muzero_policy(
-          variables, key, root, recurrent_fn, num_simulations, invalid_actions=~legal,
+          variables, key, root, recurrent_fn, num_simulations, invalid_actions=invalid,
           max_num_considered_actions=config.max_considered_actions,
           gumbel_scale=config.gumbel_scale if noise else 0.0)
     tree = out.search_tree
-    return SearchOutput(weights=out.action_weights[0], value=tree.summary().value[0],
-                        prior_value=value[0], prior_logits=logits[0], legal=legal[0], tree=tree)
+    weights = scatter(out.action_weights, actions, num_actions) if width else out.action_weights
+    return SearchOutput(weights=weights[0], value=tree.summary().value[0], prior_value=value[0],
+                        prior_logits=logits[0], legal=legal[0], tree=tree, actions=actions[0])
 
   def search(variables, keys: chex.Array, states: pgx.State, noise: bool = True) -> SearchOutput:
     chex.assert_rank(keys, 2)

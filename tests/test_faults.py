@@ -53,7 +53,7 @@ def _config(*overrides):
 def _cli(*args, kill_in=None, **kw):
   env = dict(ENV, AZJAX_KILL_IN=kill_in) if kill_in else ENV
   return subprocess.run([sys.executable, "-c", KILLABLE, *args], cwd=ROOT, env=env, capture_output=True, text=True,
-                        timeout=300, **kw)
+                        timeout=600, **kw)
 
 
 def _state(run, step=None):

@@ -1,12 +1,16 @@
+import dataclasses
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from azjax.config import NetworkConfig, SearchConfig
+from azjax.config import Config, ConfigError, NetworkConfig, SearchConfig
 from azjax.games import make_env
 from azjax.network import make_network
-from azjax.search import dirichlet_alpha, make_search
+from azjax.search import (dirichlet_alpha, make_search, make_search_with, masked_logits, root_summary, scatter,
+                          tree_width)
+from conftest import untrained_agent
 
 
 def _setup(game, **search):
@@ -17,16 +21,31 @@ def _setup(game, **search):
   return env, net, state, variables, SearchConfig(**search)
 
 
+def _positions(env, games: int, plies: int, seed: int = 0):
+  """`games` games, each `plies` uniformly random legal plies in."""
+  state = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(seed), games))
+  step = jax.jit(jax.vmap(env.step))
+  for key in jax.random.split(jax.random.PRNGKey(seed + 1), plies):
+    logits = jnp.where(state.legal_action_mask, 0.0, -jnp.inf)
+    state = step(state, jax.vmap(jax.random.categorical)(jax.random.split(key, games), logits))
+  return state
+
+
+@pytest.mark.parametrize("compact_tree", ["off", "on"])
 @pytest.mark.parametrize("algorithm", ["puct", "gumbel"])
-def test_illegal_moves_never_searched_anywhere_in_the_tree(algorithm, strict_rank_promotion):
-  env, net, state, variables, config = _setup("tictactoe", algorithm=algorithm, num_simulations=300)
+def test_illegal_moves_never_searched_anywhere_in_the_tree(algorithm, compact_tree, strict_rank_promotion):
+  env, net, state, variables, config = _setup("tictactoe", algorithm=algorithm, num_simulations=300,
+                                              compact_tree=compact_tree)
   state = jax.vmap(env.step)(state, jnp.array([4, 0, 8]))  # make the root itself have illegal moves
   out = jax.jit(make_search(env, net, config, "tictactoe"))(variables, jax.random.split(jax.random.PRNGKey(2), 3),
                                                             state)
   tree = jax.tree.map(lambda x: x[:, 0], out.tree)  # drop mctx's batch of one
   visited = np.asarray(tree.node_visits) > 0  # [B, N]
-  legal = np.asarray(tree.embeddings.legal_action_mask)  # [B, N, A] legal moves at each node
-  terminal = np.asarray(tree.embeddings.terminated)
+  nodes = tree.embeddings.state if compact_tree == "on" else tree.embeddings
+  legal = np.asarray(nodes.legal_action_mask)  # [B, N, A] legal moves at each node
+  if compact_tree == "on":  # [B, N, K] whether each child is legal (not the padding)
+    legal = np.take_along_axis(legal, np.asarray(tree.embeddings.actions), axis=-1)
+  terminal = np.asarray(nodes.terminated)
   children = np.asarray(tree.children_visits)  # [B, N, A]
   live = visited & ~terminal
   assert np.all(children[live][~legal[live]] == 0)
@@ -81,11 +100,145 @@ def test_lean_tree_searches_exactly_like_the_full_state(game, monkeypatch):
   from azjax import search as search_lib
   env, net, state, variables, config = _setup(game, num_simulations=12)
   keys = jax.random.split(jax.random.PRNGKey(2), 3)
+  nodes = lambda tree: tree.embeddings.state if game == "chess" else tree.embeddings  # chess: a compact tree
   lean = jax.jit(make_search(env, net, config, game))(variables, keys, state)
-  assert lean.tree.embeddings.observation.shape == (3, 1, 13, 0)  # [B, mctx batch, nodes, nothing]
+  assert nodes(lean.tree).observation.shape == (3, 1, 13, 0)  # [B, mctx batch, nodes, nothing]
   monkeypatch.setattr(search_lib, "lean", lambda s: s)
   full = jax.jit(make_search(env, net, config, game))(variables, keys, state)
-  assert full.tree.embeddings.observation.shape[3:] == state.observation.shape[1:]
+  assert nodes(full.tree).observation.shape[3:] == state.observation.shape[1:]
   np.testing.assert_array_equal(np.asarray(lean.weights), np.asarray(full.weights))
   np.testing.assert_array_equal(np.asarray(lean.tree.children_visits), np.asarray(full.tree.children_visits))
   np.testing.assert_allclose(np.asarray(lean.value), np.asarray(full.value), rtol=1e-6)
+
+
+def test_tree_width_and_its_config():
+  auto = SearchConfig()
+  assert tree_width(auto, "chess", 4672) == 218 and tree_width(auto, "shogi", 2187) == 593
+  assert tree_width(auto, "go9", 82) == 0 and tree_width(auto, "tictactoe", 9) == 0  # nearly all actions legal
+  assert tree_width(SearchConfig(compact_tree="on"), "go9", 82) == 82
+  assert tree_width(SearchConfig(compact_tree="off"), "chess", 4672) == 0
+  with pytest.raises(ValueError, match="compact_tree"):
+    tree_width(SearchConfig(compact_tree="yes"), "chess", 4672)
+  with pytest.raises(ConfigError, match=r"search.compact_tree='yes' is invalid: one of auto, on, off"):
+    Config(search=SearchConfig(compact_tree="yes"))
+
+
+# Chess and shogi compact by default (auto); go9 only when asked (K = A), here with Go's pass rule narrowing the
+# legal moves and the evaluator under random symmetries.
+EXACT = {"chess": {}, "shogi": {}, "go9": dict(compact_tree="on", go_pass="eyes", random_symmetry=True)}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("algorithm", ["puct", "gumbel"])
+@pytest.mark.parametrize("game", list(EXACT))
+def test_compact_tree_searches_exactly_like_the_full_tree(game, algorithm):
+  """Without root noise, the compact tree visits, values and chooses as the full tree does.
+
+  mctx breaks PUCT ties with 1e-7 x uniform noise drawn per child, so over [K] and [A] it differs; these
+  positions (a random network's distinct priors, a few plies in, no mates) have no ties that close."""
+  env = make_env(game)
+  net = make_network(NetworkConfig(blocks=1, channels=8, value_hidden=16), env.num_actions)
+  state = _positions(env, 4, plies=5)
+  variables = net.init(jax.random.PRNGKey(1), state.observation)
+  keys = jax.random.split(jax.random.PRNGKey(2), 4)
+  config = SearchConfig(algorithm=algorithm, num_simulations=48, **EXACT[game])
+  outs = {}
+  for tree, c in (("compact", config), ("full", dataclasses.replace(config, compact_tree="off"))):
+    outs[tree] = jax.device_get(jax.jit(make_search(env, net, c, game), static_argnames="noise")(
+        variables, keys, state, noise=False))
+  compact, full = outs["compact"], outs["full"]
+  width = tree_width(config, game, env.num_actions)
+  assert compact.tree.children_visits.shape == (4, 1, 49, width) and compact.actions.shape == (4, width)
+  assert full.tree.children_visits.shape == (4, 1, 49, env.num_actions)
+  np.testing.assert_array_equal(compact.legal, full.legal)
+  if game == "go9":
+    assert not compact.legal[:, -1].all() and np.all(compact.weights[~compact.legal] == 0)  # pass narrowed
+  visits = {tree: np.asarray(root_summary(out)[0]) for tree, out in outs.items()}
+  np.testing.assert_array_equal(visits["compact"], visits["full"])
+  assert visits["full"].sum() == 4 * 48
+  np.testing.assert_allclose(compact.weights, full.weights, rtol=1e-5, atol=1e-7)
+  np.testing.assert_allclose(compact.value, full.value, rtol=1e-5, atol=1e-6)
+  np.testing.assert_array_equal(np.argmax(compact.weights, -1), np.argmax(full.weights, -1))
+  np.testing.assert_array_equal(compact.prior_logits, full.prior_logits)
+
+
+def _one_position(game: str, copies: int):
+  """The env, a network, `copies` copies of one position a few plies in, and the network's variables."""
+  env = make_env(game)
+  net = make_network(NetworkConfig(blocks=1, channels=8, value_hidden=16), env.num_actions)
+  state = _positions(env, 1, plies=4)
+  variables = net.init(jax.random.PRNGKey(1), state.observation)
+  return env, net, jax.tree.map(lambda x: jnp.repeat(x, copies, axis=0), state), variables
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("compact_tree", ["auto", "off"])
+def test_root_dirichlet_noise_is_dirichlet_alpha_over_the_legal_moves(compact_tree):
+  """PUCT's root prior after noise is (1 - f) p + f eta, eta ~ Dir(alpha) over the legal moves, in either tree.
+
+  (mctx's own noise, over every child, would leave the legal moves under 1% of it in the full tree.)"""
+  n, f, alpha = 512, 0.25, 0.3
+  env, net, states, variables = _one_position("chess", n)
+  keys = jax.random.split(jax.random.PRNGKey(3), n)
+  config = SearchConfig(num_simulations=1, dirichlet_fraction=f, dirichlet_alpha=alpha, compact_tree=compact_tree)
+  out = jax.jit(make_search(env, net, config, "chess"))(variables, keys, states)
+  root = jax.nn.softmax(out.tree.children_prior_logits[:, 0, 0])  # [n, K] the root's prior after noise
+  prior = np.asarray(scatter(root, out.actions, env.num_actions))
+  legal = np.asarray(states.legal_action_mask[0])
+  moves = legal.sum()
+  p = np.asarray(jax.nn.softmax(masked_logits(out.prior_logits[0], states.legal_action_mask[0])))
+  assert np.all(prior[:, ~legal] == 0)
+  eta = (prior[:, legal] - (1 - f) * p[legal]) / f  # [n, L] the noise
+  np.testing.assert_allclose(eta.sum(-1), 1.0, atol=1e-4)  # all of its weight on the legal moves
+  var = (1 / moves) * (1 - 1 / moves) / (alpha * moves + 1)  # of each component of Dir(alpha) over L moves
+  assert np.all(np.abs(eta.mean(0) - 1 / moves) < 5 * np.sqrt(var / n))
+  np.testing.assert_allclose(eta.var(0).mean(), var, rtol=0.1)
+
+
+@pytest.mark.slow
+def test_root_gumbel_noise_is_iid_over_the_legal_moves():
+  """Gumbel's first simulation visits argmax(g + logits) at the root: with i.i.d. Gumbel g over the legal
+  moves that is a sample of the prior (the Gumbel-max trick), in either tree."""
+  n = 2048
+  env, net, states, variables = _one_position("chess", n)
+  keys = jax.random.split(jax.random.PRNGKey(4), n)
+  config = SearchConfig(algorithm="gumbel", num_simulations=1)
+  for c in (config, dataclasses.replace(config, compact_tree="off")):
+    out = jax.jit(make_search(env, net, c, "chess"))(variables, keys, states)
+    visited = np.asarray(root_summary(out)[0]).mean(0)  # [A] how often each move was the one visited
+    p = np.asarray(jax.nn.softmax(masked_logits(out.prior_logits[0], out.legal[0])))
+    assert np.all(np.abs(visited - p) <= 5 * np.sqrt(p * (1 - p) / n) + 1e-6)
+
+
+@pytest.mark.parametrize("unvisited, widest", [(0.0, True), (-1.0, False)])
+def test_unvisited_value_sets_how_wide_puct_searches(unvisited, widest):
+  # A flat evaluator (uniform prior, value 0 everywhere): every visited child is worth 0. Counted as 0
+  # too (AlphaGo Zero: Q(s, a) = 0), an unvisited child keeps its larger exploration term, so 9
+  # simulations visit all 9 first moves once. Counted as a loss (the AlphaZero pseudocode's -1), it
+  # trails every visited child, so search keeps returning to the first one it tried.
+  env = make_env("tictactoe")
+  flat = lambda variables, key, state: (jnp.zeros(state.legal_action_mask.shape), jnp.zeros(state.legal_action_mask.shape[0]))
+  config = SearchConfig(algorithm="puct", unvisited_value=unvisited)
+  search = make_search_with(env, flat, config, lambda s: s.legal_action_mask, 9, "tictactoe")
+  states = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), 4))
+  out = search(None, jax.random.split(jax.random.PRNGKey(1), 4), states, noise=False)
+  visited = (np.asarray(out.weights) > 0).sum(-1)
+  if widest:
+    assert (visited == 9).all(), visited
+  else:
+    assert (visited == 1).all(), visited
+
+
+def test_analyse_reports_visits_and_q_by_move_on_the_compact_tree():
+  # Chess searches a compact tree (children indexed by legal move); analyse still reports per pgx action.
+  import azjax
+  from azjax.agent import Agent
+  env, agent = make_env("chess"), untrained_agent("chess", simulations=16)
+  state = _positions(env, 2, 6)
+  out = agent.analyse(state, jax.random.PRNGKey(0))
+  full = Agent(config=azjax.apply_overrides(agent.config, ["search.compact_tree=off"]), params=agent.params,
+               bn_state=agent.bn_state, step=0).analyse(state, jax.random.PRNGKey(0))
+  legal = np.asarray(state.legal_action_mask)
+  assert (out["visits"].sum(-1) == 16).all() and not (out["visits"][~legal] > 0).any()
+  np.testing.assert_array_equal(out["visits"], full["visits"])
+  np.testing.assert_allclose(out["q"], full["q"], rtol=1e-5, atol=1e-6)  # NaN where unvisited, in both

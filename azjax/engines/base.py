@@ -30,7 +30,7 @@ from azjax.agent import Agent, load_agent, searcher
 from azjax.arena import jitted
 from azjax.engines.positions import IllegalMove, Position
 
-MAX_SIMULATIONS = 100_000  # a search tree holds arrays of simulations x actions (chess: 1.9 GB each at this size)
+MAX_SIMULATIONS = 100_000  # a search tree holds arrays of simulations x children (chess, compact: 87 MB each at this size)
 MAX_ERROR_CHARS = 200  # an error quotes at most this much of what it was sent
 
 
