@@ -28,6 +28,7 @@ class Actors:
   ply: chex.Array  # [B] int32 plies played in each game
   slot: chex.Array  # [B] int32 global index of each game slot (names its randomness and lane)
   first: chex.Array  # [B] int32 player id that moved first (pgx randomises it)
+  values: chex.Array  # [B, 2, 3] per player id, over its moves so far: sum, sum of squares and count of root values
 
 
 @chex.dataclass(frozen=True)
@@ -37,6 +38,7 @@ class Outcome:
   rewards: chex.Array  # [B, 2] its outcome per player id (zeros for a draw or the length cap)
   first: chex.Array  # [B] int32 the player id that moved first
   ending: chex.Array  # [B] int32 how it ended: an index into rules.ENDINGS
+  value_sse: chex.Array  # [B] sum over its moves of (root value - the mover's final outcome)^2
 
 
 @chex.dataclass(frozen=True)
@@ -73,6 +75,9 @@ def chunk_metrics(moves: Move, outcomes: Outcome, axis_name: str | None = None) 
   saturated = jnp.abs(value) > 0.99
   m = {
       "games": games,
+      # Value accuracy: the search's root values against the outcomes of the games they were in.
+      "value_mse": psum(jnp.where(done, outcomes.value_sse, 0.0).sum()) / jnp.maximum(
+          psum(jnp.where(done, outcomes.plies, 0).sum()), 1),
       "mean_game_length": per_game(outcomes.plies),
       **{f"game_length_p{q}": jnp.where(games > 0, jnp.nanpercentile(lengths, q), 0.0) for q in (10, 50, 90)},
       "first_player_score": per_game(first),
@@ -102,7 +107,8 @@ def per_game_keys(key: chex.PRNGKey, slot: chex.Array) -> chex.Array:
 def init_actors(env: pgx.Env, key: chex.PRNGKey, slot: chex.Array) -> Actors:
   """Fresh games for the given slots; the key is consumed."""
   state = jax.vmap(env.init)(per_game_keys(key, slot))
-  return Actors(env=state, ply=jnp.zeros_like(slot), slot=slot, first=state.current_player.astype(jnp.int32))
+  return Actors(env=state, ply=jnp.zeros_like(slot), slot=slot, first=state.current_player.astype(jnp.int32),
+                values=jnp.zeros(slot.shape + (2, 3), jnp.float32))
 
 
 def select_action(key: chex.PRNGKey, weights: chex.Array, ply: chex.Array, temperature_plies: int) -> chex.Array:
@@ -131,13 +137,18 @@ def play_ply(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Ac
   rewards = jnp.where(state.terminated[:, None], state.rewards, 0.0)
   replay = replay_lib.finish(replay, done, rewards)
 
+  mover = jax.nn.one_hot(actors.env.current_player, 2)[..., None]  # [B, 2, 1]
+  values = actors.values + mover * jnp.stack([out.value, out.value ** 2, jnp.ones_like(out.value)], -1)[:, None]
+  # sum over the moves of (v - z)^2 = sum v^2 - 2 z sum v + n z^2, per player with its outcome z
+  sse = (values[..., 1] - 2 * rewards * values[..., 0] + values[..., 2] * rewards ** 2).sum(-1)
   outcome = Outcome(done=done, plies=ply, rewards=rewards, first=actors.first,
-                    ending=rules.ending(game, state, ply, config.max_plies))
+                    ending=rules.ending(game, state, ply, config.max_plies), value_sse=sse)
   move = _move_stats(out, action, actors.ply, game)
   fresh = jax.vmap(env.init)(reset_keys)
   state = where_games(done, fresh, state)
   actors = Actors(env=state, ply=jnp.where(done, 0, ply), slot=actors.slot,
-                  first=jnp.where(done, fresh.current_player, actors.first))
+                  first=jnp.where(done, fresh.current_player, actors.first),
+                  values=jnp.where(done[:, None, None], 0.0, values))
   return actors, replay, outcome, move
 
 

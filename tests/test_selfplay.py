@@ -3,6 +3,7 @@ import collections
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 from azjax import replay as replay_lib, selfplay
 from azjax.config import NetworkConfig, SearchConfig, SelfPlayConfig
@@ -86,10 +87,38 @@ def test_chunk_metrics_count_games_endings_and_a_saturated_value_head():
                         prior_value=jnp.array([[-1.0, -1.0], [0.2, -0.5]]))
   outcomes = selfplay.Outcome(done=jnp.array([[True, False], [False, True]]), plies=jnp.array([[12, 40], [1, 41]]),
                               rewards=jnp.array([[[-1.0, 1.0], [0.0, 0.0]], [[0.0, 0.0], [1.0, -1.0]]]),
-                              first=jnp.zeros((T, B), jnp.int32), ending=jnp.array([[3, 0], [0, 0]]))
+                              first=jnp.zeros((T, B), jnp.int32), ending=jnp.array([[3, 0], [0, 0]]),
+                              value_sse=jnp.array([[6.0, 99.0], [99.0, 20.5]]))
   m = {k: float(v) for k, v in selfplay.chunk_metrics(moves, outcomes).items()}
   assert m["games"] == 2 and m["mean_game_length"] == (12 + 41) / 2 and m["game_length_p50"] == (12 + 41) / 2
   assert m["end_double_pass"] == 0.5 and m["end_win"] == 0.5 and m["early_pass_end"] == 0.5
   assert m["first_player_win"] == 0.5 and m["second_player_win"] == 0.5 and m["draw_rate"] == 0
   assert m["value_saturated"] == 0.5 and m["value_saturated_second"] == 1.0 and m["value_saturated_first"] == 0.0
   assert m["pass_rate_0_30"] == 0.5 and m["pass_rate_30_60"] == 0.0 and m["search_kl"] == 0.5
+  assert m["value_mse"] == (6.0 + 20.5) / (12 + 41)  # over the moves of the finished games only
+
+
+def test_value_mse_is_the_root_values_error_against_each_movers_outcome():
+  # Tic-tac-toe self-play: the logged figure equals the one recomputed from every ply's root value.
+  import azjax
+  from azjax import train_step as train_lib
+  config = azjax.apply_overrides(azjax.preset("tictactoe", "smoke"), ["selfplay.chunk_plies=12"])
+  program = train_lib.build(config)
+  actors = selfplay.init_actors(program.env, jax.random.PRNGKey(0), jnp.arange(8, dtype=jnp.int32))
+  params, bn_state = program.network.init(jax.random.PRNGKey(1), actors.env.observation[:1])
+  replay = train_lib._init(program, jax.random.PRNGKey(2)).replay
+  values, finished = [[] for _ in range(8)], 0
+  for key in jax.random.split(jax.random.PRNGKey(3), 12):
+    mover = np.asarray(actors.env.current_player)
+    search_keys = jax.vmap(lambda k: jax.random.split(k, 3))(selfplay.per_game_keys(key, actors.slot))[:, 0]
+    out = program.search((params, bn_state), search_keys, actors.env)  # the search play_ply makes
+    actors, replay, outcome, _ = selfplay.play_ply(program.env, program.search, config.selfplay,
+                                                   (params, bn_state), actors, replay, key)
+    for g in range(8):
+      values[g].append((mover[g], float(out.value[g])))
+      if outcome.done[g]:
+        z = np.asarray(outcome.rewards[g])
+        finished += 1
+        assert float(outcome.value_sse[g]) == pytest.approx(sum((v - z[p]) ** 2 for p, v in values[g]), rel=1e-5)
+        values[g] = []
+  assert finished > 0
