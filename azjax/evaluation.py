@@ -35,11 +35,17 @@ def player_name(step: int) -> str:
   return f"step{step}"
 
 
-def opponents(config: Config, mngr, step: int, abstract_model) -> list[arena.Player]:
-  """The anchors and the latest earlier evaluated checkpoints still on disk."""
+def anchor_players(config: Config) -> list[arena.Player]:
+  """The fixed anchors: the uniform random player, and pure MCTS when `run.eval_mcts_simulations` > 0."""
   players = [arena.random_player]
   if config.run.eval_mcts_simulations:
     players.append(arena.mcts_player(config.game, config.run.eval_mcts_simulations))
+  return players
+
+
+def opponents(config: Config, mngr, step: int, abstract_model) -> list[arena.Player]:
+  """The anchors and the latest earlier evaluated checkpoints still on disk."""
+  players = anchor_players(config)
   every = config.run.eval_every
   earlier = [s for s in mngr.all_steps() if s < step and every and s % every == 0]
   for s in sorted(earlier)[-config.run.eval_pool:] if config.run.eval_pool else []:
@@ -111,6 +117,12 @@ def is_evaluation_step(config: Config, step: int) -> bool:
                        or step == config.train.num_steps)
 
 
+def resume_csv(config: Config, path: Path, step: int) -> tuple[CsvLog, bool]:
+  """An evaluator's CSV kept up to `step`, and whether `step`'s evaluation is missing (a kill cut it short)."""
+  missing = is_evaluation_step(config, step) and not any(row_step(r) == step for r in read_rows(path))
+  return CsvLog(path, step - 1 if missing else step), missing
+
+
 @dataclasses.dataclass
 class Report:
   """What an evaluation step tells the loop: TensorBoard scalars, lines for run.log, one for the terminal."""
@@ -129,9 +141,7 @@ class RunEvaluation:
   def open(self, run_dir: Path, step: int) -> bool:
     """Keeps evals.csv's rows up to `step`; True when `step`'s evaluation is missing (a kill cut it short)."""
     self.run_dir = run_dir
-    missing = is_evaluation_step(self.config, step) and not any(
-        row_step(r) == step for r in read_rows(run_dir / "evals.csv"))
-    self.csv = CsvLog(run_dir / "evals.csv", step - 1 if missing else step)
+    self.csv, missing = resume_csv(self.config, run_dir / "evals.csv", step)
     return missing
 
   def __call__(self, step: int, params, bn_state, rows: list[dict]) -> Report:
@@ -175,11 +185,8 @@ def anchor_games(config: Config, folder: Path) -> list[elo.Game]:
 
 def evaluate_seed(config: Config, agent: Agent, anchors: list[elo.Game]) -> dict:
   """One seed's network against the anchors: scores, and its Elo fitted with the anchors' own games."""
-  players = [arena.random_player]
-  if config.run.eval_mcts_simulations:
-    players.append(arena.mcts_player(config.game, config.run.eval_mcts_simulations))
   key = jax.random.fold_in(seed_key(config.seed, "eval"), agent.step)
-  rows = play_round(config, agent, players, key)
+  rows = play_round(config, agent, anchor_players(config), key)
   games = anchors + [elo.Game(r["player"], r["opponent"], r["wins"], r["draws"], r["losses"]) for r in rows]
   ratings = elo.fit(games, ANCHOR, prior_draws=PRIOR_DRAWS)
   me = rows[0]["player"]
@@ -197,9 +204,7 @@ class SeedEvaluation:
     self.result, self.ratings = None, None
 
   def open(self, run_dir: Path, step: int) -> bool:
-    missing = is_evaluation_step(self.config, step) and not any(
-        row_step(r) == step for r in read_rows(run_dir / "results.csv"))
-    self.csv = CsvLog(run_dir / "results.csv", step - 1 if missing else step)
+    self.csv, missing = resume_csv(self.config, run_dir / "results.csv", step)
     self.anchors = anchor_games(self.config, run_dir)
     return missing
 
