@@ -71,6 +71,12 @@ class SelfPlayConfig:
   chunk_plies: int = 16  # plies played per train_step
   temperature_plies: int = 30  # sample moves by visit count before this ply, greedy after
   max_plies: int = 0  # length cap (game over, scored a draw); 0 = the game's own rules
+  # Playout-cap randomisation (KataGo: Wu 2019, arXiv:1902.10565, section 3.1): each ply is searched in full
+  # with this probability and its positions train the policy and the value; otherwise every game gets a
+  # search of `fast_simulations` without root noise, plays its move, and trains the value only. One coin per
+  # ply, shared by the games in lockstep. 1.0 = every move searched in full (the papers); KataGo: 0.25.
+  full_search_fraction: float = 1.0
+  fast_simulations: int = 0  # the fast search's simulations (KataGo: 100 against 600); used when fraction < 1
 
 
 @_section
@@ -276,6 +282,12 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
          "must lie in [-1, 1]")
   _check(c.search.algorithm != "gumbel" or c.search.max_considered_actions >= 2, "search.max_considered_actions",
          c.search.max_considered_actions, "must be >= 2 for gumbel search")
+  _check(0.0 < c.selfplay.full_search_fraction <= 1.0, "selfplay.full_search_fraction",
+         c.selfplay.full_search_fraction, "must lie in (0, 1]")
+  if c.selfplay.full_search_fraction < 1.0:
+    _check(1 <= c.selfplay.fast_simulations < c.search.num_simulations, "selfplay.fast_simulations",
+           c.selfplay.fast_simulations, f"must lie in [1, search.num_simulations={c.search.num_simulations}) when "
+           "selfplay.full_search_fraction < 1")
   _check(list(c.train.lr_boundaries) == sorted(set(c.train.lr_boundaries)), "train.lr_boundaries",
          c.train.lr_boundaries, "must be strictly increasing")
   _check(c.replay.window % c.selfplay.batch_size == 0, "replay.window", c.replay.window,

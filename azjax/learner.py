@@ -97,18 +97,21 @@ def make_update(network: Network, optimizer: optax.GradientTransformation, confi
 
   def update(params, bn_state, opt_state, batch: Batch):
     count = jnp.maximum(psum(batch.weight.sum()), 1.0)
+    # A position with an all-zero policy has no policy target (a fast search's, playout-cap
+    # randomisation): the policy term averages over the positions that have one.
+    policy_count = jnp.maximum(psum(jnp.sum(batch.weight * (batch.policy.sum(-1) > 0))), 1.0)
 
     def data_loss(params):
       (logits, value), new_bn_state = network.apply(params, bn_state, batch.obs, True)
       value_sum, policy_sum = data_loss_sums(logits, value, batch)
-      return (value_sum + policy_sum) / count, (value_sum, policy_sum, new_bn_state)
+      return value_sum / count + policy_sum / policy_count, (value_sum, policy_sum, new_bn_state)
 
     grads, (value_sum, policy_sum, new_bn_state) = jax.grad(data_loss, has_aux=True)(params)
     l2, l2_grads = jax.value_and_grad(l2_penalty)(params, config.l2)
     grads = jax.tree.map(lambda g, r: psum(g) + r, grads, l2_grads)
     updates, opt_state = optimizer.update(grads, opt_state, params)
     params = optax.apply_updates(params, updates)
-    value_loss, policy_loss = psum(value_sum) / count, psum(policy_sum) / count
+    value_loss, policy_loss = psum(value_sum) / count, psum(policy_sum) / policy_count
     return params, new_bn_state, opt_state, Losses(value_loss + policy_loss + l2, value_loss, policy_loss, l2)
 
   return update

@@ -49,6 +49,7 @@ class Move:
   entropy: chex.Array  # [B] entropy of the search policy (nats)
   kl: chex.Array  # [B] KL(search policy || network prior over the searched moves): what search changed
   prior_value: chex.Array  # [B] the network's value of the position, for its mover
+  full: chex.Array  # [B] bool the move had the full search and trains the policy (playout-cap randomisation)
 
 
 # Stages of a game for Go's pass rate: plies [0, 30), [30, 60), [60, end).
@@ -66,6 +67,7 @@ def chunk_metrics(moves: Move, outcomes: Outcome, axis_name: str | None = None) 
   per_game = lambda x: psum(jnp.where(done, x, 0.0).sum()) / jnp.maximum(games, 1)
   moves_n = psum(jnp.float32(moves.ply.size))
   per_move = lambda x: psum(x.sum()) / moves_n
+  per_full = lambda x: psum(jnp.where(moves.full, x, 0.0).sum()) / jnp.maximum(psum(moves.full.sum()), 1)
   first = jnp.take_along_axis(outcomes.rewards, outcomes.first[..., None], axis=-1)[..., 0]
   lengths = jnp.where(done, outcomes.plies, -1)
   if axis_name:
@@ -85,7 +87,9 @@ def chunk_metrics(moves: Move, outcomes: Outcome, axis_name: str | None = None) 
       "draw_rate": per_game(first == 0),
       **{f"end_{name}": per_game(outcomes.ending == i) for i, name in enumerate(rules.ENDINGS)},
       "early_pass_end": per_game((outcomes.ending == rules.ENDINGS.index("double_pass")) & (outcomes.plies < 30)),
-      "policy_entropy": per_move(moves.entropy), "search_kl": per_move(moves.kl),
+      # Over the fully searched moves: a fast search's policy is no policy target (playout-cap randomisation).
+      "policy_entropy": per_full(moves.entropy), "search_kl": per_full(moves.kl),
+      "full_search_rate": per_move(moves.full),
       "value_std": jnp.sqrt(jnp.maximum(per_move(value ** 2) - per_move(value) ** 2, 0.0)),
       "value_saturated": per_move(saturated),
   }
@@ -116,18 +120,36 @@ def select_action(key: chex.PRNGKey, weights: chex.Array, ply: chex.Array, tempe
   return choose_move(key, weights, ply < temperature_plies)
 
 
+def capped_search(search, fast_search, config: SelfPlayConfig, variables, keys, state: pgx.State,
+                  key: chex.PRNGKey):
+  """(SearchOutput without its tree, full [] bool): the search of one ply, full or fast.
+
+  Playout-cap randomisation (config.full_search_fraction): with that probability the full `search`,
+  else `fast_search` without root noise; one coin per ply from the ply's key (the same on every device,
+  and apart from the games' own keys, which fold in slots < 2^31). Without `fast_search`, always full."""
+  full_out = lambda: search(variables, keys, state).replace(tree=None)
+  if fast_search is None or config.full_search_fraction >= 1.0:
+    return full_out(), jnp.bool_(True)
+  full = jax.random.uniform(jax.random.fold_in(key, 2 ** 32 - 1)) < config.full_search_fraction
+  fast_out = lambda: fast_search(variables, keys, state, noise=False).replace(tree=None)
+  return jax.lax.cond(full, full_out, fast_out), full
+
+
 def play_ply(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Actors, replay: replay_lib.Replay,
-             key: chex.PRNGKey, game: str = ""):
+             key: chex.PRNGKey, game: str = "", fast_search=None):
   """Plays one move in every game; returns (actors, replay, Outcome, Move). The key is consumed.
 
-  `game` (config.game) names the game for the diagnostics (Go's passes, chess's repetitions)."""
+  `game` (config.game) names the game for the diagnostics (Go's passes, chess's repetitions).
+  `fast_search` is playout-cap randomisation's small search (`capped_search`); a position it searched
+  goes to replay with an all-zero policy, which the loss reads as "no policy target"."""
   keys = jax.vmap(lambda k: jax.random.split(k, 3))(per_game_keys(key, actors.slot))
   search_keys, action_keys, reset_keys = keys[:, 0], keys[:, 1], keys[:, 2]
   state = actors.env
-  out = search(variables, search_keys, state)
+  out, full = capped_search(search, fast_search, config, variables, search_keys, state, key)
   action = jax.vmap(select_action, in_axes=(0, 0, 0, None))(action_keys, out.weights, actors.ply,
                                                             config.temperature_plies)
-  replay = replay_lib.add(replay, state.observation, out.weights, out.legal, state.current_player)
+  replay = replay_lib.add(replay, state.observation, jnp.where(full, out.weights, 0.0), out.legal,
+                          state.current_player)
 
   state = jax.vmap(env.step)(state, action)
   ply = actors.ply + 1
@@ -143,7 +165,7 @@ def play_ply(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Ac
   sse = (values[..., 1] - 2 * rewards * values[..., 0] + values[..., 2] * rewards ** 2).sum(-1)
   outcome = Outcome(done=done, plies=ply, rewards=rewards, first=actors.first,
                     ending=rules.ending(game, state, ply, config.max_plies), value_sse=sse)
-  move = _move_stats(out, action, actors.ply, game)
+  move = _move_stats(out, action, actors.ply, game, full)
   fresh = jax.vmap(env.init)(reset_keys)
   state = where_games(done, fresh, state)
   actors = Actors(env=state, ply=jnp.where(done, 0, ply), slot=actors.slot,
@@ -152,13 +174,14 @@ def play_ply(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Ac
   return actors, replay, outcome, move
 
 
-def _move_stats(out, action, ply, game: str) -> Move:
+def _move_stats(out, action, ply, game: str, full) -> Move:
   log_prior = jax.nn.log_softmax(rules.masked_logits(out.prior_logits, out.legal))
   log_weights = jnp.log(jnp.where(out.weights > 0, out.weights, 1.0))
   entropy = -jnp.sum(out.weights * log_weights, axis=-1)
   kl = jnp.sum(jnp.where(out.weights > 0, out.weights * (log_weights - log_prior), 0.0), axis=-1)
   is_pass = (action == out.weights.shape[-1] - 1) if game in rules.GO_SIZES else jnp.zeros(action.shape, bool)
-  return Move(ply=ply, is_pass=is_pass, entropy=entropy, kl=kl, prior_value=out.prior_value)
+  return Move(ply=ply, is_pass=is_pass, entropy=entropy, kl=kl, prior_value=out.prior_value,
+              full=jnp.broadcast_to(full, ply.shape))
 
 
 def where_games(mask, new, old):
@@ -167,13 +190,14 @@ def where_games(mask, new, old):
 
 
 def play_chunk(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Actors, replay, key,
-               game: str = ""):
+               game: str = "", fast_search=None):
   """Plays `config.chunk_plies` plies in every game; returns (actors, replay, (Move, Outcome)), their leaves
   [T, B] (`chunk_metrics` sums them up). The key is consumed."""
 
   def body(carry, ply_key):
     actors, replay = carry
-    actors, replay, outcome, move = play_ply(env, search, config, variables, actors, replay, ply_key, game)
+    actors, replay, outcome, move = play_ply(env, search, config, variables, actors, replay, ply_key, game,
+                                             fast_search)
     return (actors, replay), (move, outcome)
 
   (actors, replay), record = jax.lax.scan(body, (actors, replay), jax.random.split(key, config.chunk_plies))

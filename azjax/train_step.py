@@ -74,6 +74,7 @@ class Program:
   train_network: Network  # training (float32; batch-norm moments over the device axis)
   optimizer: optax.GradientTransformation
   search: Callable[..., SearchOutput]  # search(variables, keys [B], states [B], noise=True)
+  fast_search: Callable[..., SearchOutput] | None  # playout-cap randomisation's small search, or None
   codec: replay_lib.Codec  # how replay stores a position
 
   @property
@@ -89,6 +90,8 @@ def build(config: Config) -> Program:
                  train_network=make_network(config.network, num_actions, axis_name=AXIS),
                  optimizer=learner.make_optimizer(config.train),
                  search=make_search(env, network, config.search, config.game),
+                 fast_search=make_search(env, network, config.search, config.game, config.selfplay.fast_simulations)
+                 if config.selfplay.full_search_fraction < 1.0 else None,
                  codec=replay_lib.make_codec(config.replay.compact, _observation(env), num_actions,
                                              spec(config.game).scalar_planes, spec(config.game).max_legal_moves))
 
@@ -163,7 +166,8 @@ def _shard_step(program: Program, state: TrainState, phase: str = "all"):
     actors, replay = state.actors, state.replay
   else:
     actors, replay, (moves, outcomes) = selfplay.play_chunk(program.env, program.search, config.selfplay, variables,
-                                                            state.actors, state.replay, play_key, config.game)
+                                                            state.actors, state.replay, play_key, config.game,
+                                                            program.fast_search)
     metrics = selfplay.chunk_metrics(moves, outcomes, AXIS)
   update = learner.make_update(program.train_network, program.optimizer, config.train, AXIS)
   per_lane = config.train.batch_size // config.selfplay.batch_size

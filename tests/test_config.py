@@ -45,6 +45,8 @@ def test_overrides_parse_types():
     ("game=checkers", "game"),
     ("search.dirichlet_fraction=2", "search.dirichlet_fraction"),
     ("train.lr_boundaries=5,3", "train.lr_boundaries"),
+    ("selfplay.full_search_fraction=0", "selfplay.full_search_fraction"),
+    ("selfplay.full_search_fraction=0.5", "selfplay.fast_simulations"),  # no fast search given
 ])
 def test_bad_overrides_name_the_field(override, field):
   with pytest.raises(ConfigError) as e:

@@ -28,6 +28,24 @@ def test_zero_weight_positions_do_not_count():
   np.testing.assert_allclose(value_sum, 1.0)
 
 
+def test_the_policy_term_averages_over_positions_with_a_policy_target(strict_rank_promotion):
+  """A fast search's position (all-zero policy: playout-cap randomisation) trains the value only: the batch
+  [x with pi, x without] gives the same losses and the same update as [x with pi] alone."""
+  net = make_network(NetworkConfig(blocks=1, channels=4, value_hidden=8), 9)
+  x = jax.random.bernoulli(jax.random.PRNGKey(0), 0.3, (1, 3, 3, 2))
+  pi = jax.nn.one_hot(jnp.array([4]), 9)
+  one = Batch(obs=x, policy=pi, legal=jnp.ones((1, 9), bool), value=jnp.array([1.0]), weight=jnp.ones(1))
+  two = Batch(obs=jnp.concatenate([x, x]), policy=jnp.concatenate([pi, jnp.zeros_like(pi)]),
+              legal=jnp.ones((2, 9), bool), value=jnp.array([1.0, 1.0]), weight=jnp.ones(2))
+  config = TrainConfig(learning_rate=0.05)
+  params, bn_state = net.init(jax.random.PRNGKey(1), x)
+  opt = make_optimizer(config)
+  update = jax.jit(make_update(net, opt, config))
+  a, b = update(params, bn_state, opt.init(params), one), update(params, bn_state, opt.init(params), two)
+  assert float(a[3].policy) > 0.1
+  jax.tree.map(lambda u, v: np.testing.assert_allclose(u, v, rtol=1e-5, atol=1e-6), a, b)
+
+
 def test_learning_rate_schedule():
   schedule = learning_rate_schedule(TrainConfig(learning_rate=0.2, lr_boundaries=(100, 300, 500)))
   for step, lr in [(0, 0.2), (99, 0.2), (100, 0.02), (299, 0.02), (300, 0.002), (500, 0.0002), (10**6, 0.0002)]:

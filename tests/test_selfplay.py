@@ -84,7 +84,7 @@ def test_chunk_metrics_count_games_endings_and_a_saturated_value_head():
   T, B = 2, 2
   moves = selfplay.Move(ply=jnp.array([[11, 39], [0, 40]]), is_pass=jnp.array([[True, False], [False, False]]),
                         entropy=jnp.ones((T, B)), kl=jnp.full((T, B), 0.5),
-                        prior_value=jnp.array([[-1.0, -1.0], [0.2, -0.5]]))
+                        prior_value=jnp.array([[-1.0, -1.0], [0.2, -0.5]]), full=jnp.ones((T, B), bool))
   outcomes = selfplay.Outcome(done=jnp.array([[True, False], [False, True]]), plies=jnp.array([[12, 40], [1, 41]]),
                               rewards=jnp.array([[[-1.0, 1.0], [0.0, 0.0]], [[0.0, 0.0], [1.0, -1.0]]]),
                               first=jnp.zeros((T, B), jnp.int32), ending=jnp.array([[3, 0], [0, 0]]),
@@ -122,3 +122,36 @@ def test_value_mse_is_the_root_values_error_against_each_movers_outcome():
         assert float(outcome.value_sse[g]) == pytest.approx(sum((v - z[p]) ** 2 for p, v in values[g]), rel=1e-5)
         values[g] = []
   assert finished > 0
+
+
+def test_playout_cap_randomisation_searches_some_plies_small_and_keeps_their_policy_out():
+  """KataGo's playout caps: a ply is searched in full with probability p, else by the fast search without
+  noise; a fast ply's positions enter replay with no policy target (all zeros), a full ply's with its policy."""
+  env = make_env("tictactoe")
+  net = make_network(NetworkConfig(blocks=1, channels=8, value_hidden=16), env.num_actions)
+  search = make_search(env, net, SearchConfig(num_simulations=8), "tictactoe")
+  fast = make_search(env, net, SearchConfig(num_simulations=2), "tictactoe")
+  config = SelfPlayConfig(chunk_plies=1, temperature_plies=30, full_search_fraction=0.25, fast_simulations=2)
+  actors = selfplay.init_actors(env, jax.random.PRNGKey(0), jnp.arange(4, dtype=jnp.int32))
+  variables = net.init(jax.random.PRNGKey(1), actors.env.observation)
+  replay = replay_lib.init(4, 64, jax.ShapeDtypeStruct((3, 3, 2), bool), env.num_actions)
+  keys = jax.random.split(jax.random.PRNGKey(2), 4)
+  capped = jax.jit(lambda k: selfplay.capped_search(search, fast, config, variables, keys, actors.env, k))
+  expected = {True: jax.jit(search)(variables, keys, actors.env).weights,
+              False: jax.jit(lambda: fast(variables, keys, actors.env, noise=False))().weights}
+  coins = []
+  for i in range(200):
+    out, full = capped(jax.random.PRNGKey(i))
+    coins.append(bool(full))
+    if i < 8:  # the full search (8 simulations, noise) or the fast one (2, none), as the coin says
+      np.testing.assert_allclose(out.weights, expected[bool(full)], atol=1e-6)
+  assert 0.25 - 0.1 < np.mean(coins) < 0.25 + 0.1 and len(set(coins)) == 2  # 200 draws at p = 0.25
+
+  ply = jax.jit(lambda a, r, k: selfplay.play_ply(env, search, config, variables, a, r, k, fast_search=fast))
+  for i in range(6):
+    key = jax.random.PRNGKey(1000 + i)
+    _, full = capped(key)  # the coin play_ply draws from this ply's key
+    actors, replay, _, move = ply(actors, replay, key)
+    assert np.all(np.asarray(move.full) == bool(full))
+    written = np.asarray(replay.policy[:, i].sum(-1))
+    np.testing.assert_allclose(written, 1.0 if full else 0.0, atol=1e-6)
