@@ -77,6 +77,12 @@ class SelfPlayConfig:
   # ply, shared by the games in lockstep. 1.0 = every move searched in full (the papers); KataGo: 0.25.
   full_search_fraction: float = 1.0
   fast_simulations: int = 0  # the fast search's simulations (KataGo: 100 against 600); used when fraction < 1
+  # Resignation (AlphaGo Zero, Methods "Self-play"): a player resigns when its root value and its best child's
+  # value are below v_resign, chosen automatically from the check games, where resignation is off, so that
+  # at most `resign_false_positives` of their players who won or drew would have resigned (selfplay.py).
+  resign: bool = False  # off: every game is played out (AlphaZero)
+  resign_check_fraction: float = 0.1  # [AGZ] "resignation is disabled in 10% of self-play games"
+  resign_false_positives: float = 0.05  # [AGZ] "keep the fraction of false positives below 5%"
 
 
 @_section
@@ -282,6 +288,9 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
          "must lie in [-1, 1]")
   _check(c.search.algorithm != "gumbel" or c.search.max_considered_actions >= 2, "search.max_considered_actions",
          c.search.max_considered_actions, "must be >= 2 for gumbel search")
+  for name in ("resign_check_fraction", "resign_false_positives"):
+    value = getattr(c.selfplay, name)
+    _check(0.0 < value < 1.0, f"selfplay.{name}", value, "must lie in (0, 1)")
   _check(0.0 < c.selfplay.full_search_fraction <= 1.0, "selfplay.full_search_fraction",
          c.selfplay.full_search_fraction, "must lie in (0, 1]")
   if c.selfplay.full_search_fraction < 1.0:

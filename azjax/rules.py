@@ -77,7 +77,7 @@ def make_legal_moves(game: str, go_pass: str = "pgx"):
 
 
 # How a finished game ended, one code per game (self-play's diagnostics count them).
-ENDINGS = ("win", "draw", "cap", "double_pass", "repetition")
+ENDINGS = ("win", "draw", "cap", "double_pass", "repetition", "resignation")  # resignation: selfplay.py
 # The plies at which pgx ends a game as over the length cap: 2 x points on Go boards, 512 in chess and shogi.
 PGX_CAPS = {"go9": 162, "go": 722, "chess": 512, "shogi": 512}
 

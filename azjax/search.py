@@ -51,6 +51,7 @@ class SearchOutput:
   weights: chex.Array  # [B, A] visit distribution (PUCT) or improved policy (Gumbel): the policy target
   value: chex.Array  # [B] root value after search, for the player to move
   prior_value: chex.Array  # [B] the evaluator's value of the root before search
+  best_value: chex.Array  # [B] the value of the root's most visited child, for the player to move
   prior_logits: chex.Array  # [B, A] the evaluator's logits at the root, before noise and masking
   legal: chex.Array  # [B, A] bool the moves the search considered (rules.make_legal_moves)
   tree: Any  # mctx.Tree with a leading [B, 1] batch (for inspection); its root's children are `actions`
@@ -239,7 +240,9 @@ def make_search_with(env: pgx.Env, evaluate: Evaluate, config: SearchConfig, leg
           gumbel_scale=config.gumbel_scale if noise else 0.0)
     tree = out.search_tree
     weights = scatter(out.action_weights, actions, num_actions) if width else out.action_weights
-    return SearchOutput(weights=weights[0], value=tree.summary().value[0], prior_value=value[0],
+    summary = tree.summary()
+    best_value = summary.qvalues[0, jnp.argmax(summary.visit_counts[0])]
+    return SearchOutput(weights=weights[0], value=summary.value[0], prior_value=value[0], best_value=best_value,
                         prior_logits=logits[0], legal=legal[0], tree=tree, actions=actions[0])
 
   def search(variables, keys: chex.Array, states: pgx.State, noise: bool = True) -> SearchOutput:

@@ -29,6 +29,10 @@ class Actors:
   slot: chex.Array  # [B] int32 global index of each game slot (names its randomness and lane)
   first: chex.Array  # [B] int32 player id that moved first (pgx randomises it)
   values: chex.Array  # [B, 2, 3] per player id, over its moves so far: sum, sum of squares and count of root values
+  # Resignation (config.resign): the games that may not resign measure how often resigning would be wrong.
+  resign_check: chex.Array  # [B] bool this game may not resign (AlphaGo Zero: 10% of games)
+  low_value: chex.Array  # [B, 2] per player id, its lowest resignation value (`resign_value`) so far
+  calibration: chex.Array  # [B, RESIGN_BINS] this slot's recent check games: their non-losers' low_value, binned
 
 
 @chex.dataclass(frozen=True)
@@ -54,6 +58,9 @@ class Move:
 
 # Stages of a game for Go's pass rate: plies [0, 30), [30, 60), [60, end).
 STAGES = (0, 30, 60)
+# Resignation's calibration: a histogram of values over [-1, 1], each slot's decayed by this much per check
+# game it adds (a memory of about 10 check games a slot), and no resignation before this many records.
+RESIGN_BINS, RESIGN_DECAY, RESIGN_MIN_RECORDS = 40, 0.9, 20.0
 
 
 def chunk_metrics(moves: Move, outcomes: Outcome, axis_name: str | None = None) -> dict:
@@ -108,11 +115,48 @@ def per_game_keys(key: chex.PRNGKey, slot: chex.Array) -> chex.Array:
   return jax.vmap(jax.random.fold_in, in_axes=(None, 0))(key, slot)
 
 
-def init_actors(env: pgx.Env, key: chex.PRNGKey, slot: chex.Array) -> Actors:
-  """Fresh games for the given slots; the key is consumed."""
-  state = jax.vmap(env.init)(per_game_keys(key, slot))
+def init_actors(env: pgx.Env, key: chex.PRNGKey, slot: chex.Array, check_fraction: float = 0.0) -> Actors:
+  """Fresh games for the given slots, `check_fraction` of them resignation checks; the key is consumed."""
+  keys = per_game_keys(key, slot)
+  state = jax.vmap(env.init)(keys)
   return Actors(env=state, ply=jnp.zeros_like(slot), slot=slot, first=state.current_player.astype(jnp.int32),
-                values=jnp.zeros(slot.shape + (2, 3), jnp.float32))
+                values=jnp.zeros(slot.shape + (2, 3), jnp.float32), resign_check=_check_games(keys, check_fraction),
+                low_value=jnp.ones(slot.shape + (2,), jnp.float32),
+                calibration=jnp.zeros(slot.shape + (RESIGN_BINS,), jnp.float32))
+
+
+def _check_games(keys, fraction: float) -> chex.Array:
+  """[B] bool: which new games (one key each, also the game's own) may not resign."""
+  return jax.vmap(lambda k: jax.random.uniform(jax.random.fold_in(k, 1)) < fraction)(keys)
+
+
+def resign_value(out) -> chex.Array:
+  """[B] what the mover's resignation looks at: the higher of the root value and the best child's value
+  (AlphaGo Zero, Methods "Self-play": it resigns when both are below v_resign)."""
+  return jnp.maximum(out.value, out.best_value)
+
+
+def resign_threshold(calibration: chex.Array, false_positives: float, axis_name: str | None = None) -> chex.Array:
+  """[] v_resign from the check games of every slot (and every device of `axis_name`): the highest bin edge
+  below which at most `false_positives` of their non-losers' lowest values lie, so that at most that
+  fraction of players who went on to win or draw would have resigned. -1 (nobody resigns) until the
+  histogram holds RESIGN_MIN_RECORDS."""
+  hist = calibration.reshape(-1, RESIGN_BINS).sum(0)
+  if axis_name:
+    hist = jax.lax.psum(hist, axis_name)
+  total = hist.sum()
+  below = jnp.concatenate([jnp.zeros(1), jnp.cumsum(hist)]) / jnp.maximum(total, 1e-9)  # at each bin's lower edge
+  edge = jnp.sum(below <= false_positives) - 1
+  return jnp.where(total >= RESIGN_MIN_RECORDS, -1.0 + 2.0 * edge / RESIGN_BINS, -1.0)
+
+
+def resign_false_positives(calibration: chex.Array, threshold: chex.Array, axis_name: str | None = None):
+  """[] the fraction of the check games' non-losers whose lowest value lies below `threshold`, by the histogram."""
+  hist = calibration.reshape(-1, RESIGN_BINS).sum(0)
+  if axis_name:
+    hist = jax.lax.psum(hist, axis_name)
+  lower = -1.0 + 2.0 * jnp.arange(RESIGN_BINS) / RESIGN_BINS
+  return jnp.sum(jnp.where(lower < threshold - 1e-6, hist, 0.0)) / jnp.maximum(hist.sum(), 1e-9)
 
 
 def select_action(key: chex.PRNGKey, weights: chex.Array, ply: chex.Array, temperature_plies: int) -> chex.Array:
@@ -136,12 +180,14 @@ def capped_search(search, fast_search, config: SelfPlayConfig, variables, keys, 
 
 
 def play_ply(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Actors, replay: replay_lib.Replay,
-             key: chex.PRNGKey, game: str = "", fast_search=None):
+             key: chex.PRNGKey, game: str = "", fast_search=None, resign_below=None):
   """Plays one move in every game; returns (actors, replay, Outcome, Move). The key is consumed.
 
   `game` (config.game) names the game for the diagnostics (Go's passes, chess's repetitions).
   `fast_search` is playout-cap randomisation's small search (`capped_search`); a position it searched
-  goes to replay with an all-zero policy, which the loss reads as "no policy target"."""
+  goes to replay with an all-zero policy, which the loss reads as "no policy target".
+  `resign_below` ([] v_resign, or None: no resignation): a mover whose `resign_value` is below it resigns,
+  unless its game is a check game, and loses."""
   keys = jax.vmap(lambda k: jax.random.split(k, 3))(per_game_keys(key, actors.slot))
   search_keys, action_keys, reset_keys = keys[:, 0], keys[:, 1], keys[:, 2]
   state = actors.env
@@ -151,27 +197,46 @@ def play_ply(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Ac
   replay = replay_lib.add(replay, state.observation, jnp.where(full, out.weights, 0.0), out.legal,
                           state.current_player)
 
+  mover_id = actors.env.current_player
   state = jax.vmap(env.step)(state, action)
   ply = actors.ply + 1
   capped = (ply >= config.max_plies) if config.max_plies > 0 else jnp.zeros_like(state.terminated)
-  done = state.terminated | state.truncated | capped
-  # Only a real end of game scores; truncation and the length cap are draws.
+  low = jnp.where(jax.nn.one_hot(mover_id, 2) > 0, jnp.minimum(actors.low_value, resign_value(out)[:, None]),
+                  actors.low_value)
+  resigned = jnp.zeros_like(done_of(state)) if resign_below is None else (
+      (resign_value(out) < resign_below) & ~actors.resign_check & ~done_of(state))
+  done = done_of(state) | capped | resigned
+  # Only a real end of game scores; truncation and the length cap are draws. Resigning loses.
   rewards = jnp.where(state.terminated[:, None], state.rewards, 0.0)
+  rewards = jnp.where(resigned[:, None], 1.0 - 2.0 * jax.nn.one_hot(mover_id, 2), rewards)
   replay = replay_lib.finish(replay, done, rewards)
 
-  mover = jax.nn.one_hot(actors.env.current_player, 2)[..., None]  # [B, 2, 1]
+  mover = jax.nn.one_hot(mover_id, 2)[..., None]  # [B, 2, 1]
   values = actors.values + mover * jnp.stack([out.value, out.value ** 2, jnp.ones_like(out.value)], -1)[:, None]
   # sum over the moves of (v - z)^2 = sum v^2 - 2 z sum v + n z^2, per player with its outcome z
   sse = (values[..., 1] - 2 * rewards * values[..., 0] + values[..., 2] * rewards ** 2).sum(-1)
-  outcome = Outcome(done=done, plies=ply, rewards=rewards, first=actors.first,
-                    ending=rules.ending(game, state, ply, config.max_plies), value_sse=sse)
+  ending = jnp.where(resigned, rules.ENDINGS.index("resignation"), rules.ending(game, state, ply, config.max_plies))
+  outcome = Outcome(done=done, plies=ply, rewards=rewards, first=actors.first, ending=ending, value_sse=sse)
   move = _move_stats(out, action, actors.ply, game, full)
+  # A finished check game adds the lowest values of its players who did not lose to its slot's calibration.
+  bins = jnp.clip(((low + 1.0) / 2.0 * RESIGN_BINS).astype(jnp.int32), 0, RESIGN_BINS - 1)
+  record = (jax.nn.one_hot(bins, RESIGN_BINS) * (rewards >= 0)[..., None]).sum(1)
+  calibration = jnp.where((done & actors.resign_check)[:, None], RESIGN_DECAY * actors.calibration + record,
+                          actors.calibration)
   fresh = jax.vmap(env.init)(reset_keys)
   state = where_games(done, fresh, state)
   actors = Actors(env=state, ply=jnp.where(done, 0, ply), slot=actors.slot,
                   first=jnp.where(done, fresh.current_player, actors.first),
-                  values=jnp.where(done[:, None, None], 0.0, values))
+                  values=jnp.where(done[:, None, None], 0.0, values),
+                  resign_check=jnp.where(done, _check_games(reset_keys, config.resign_check_fraction if config.resign
+                                                            else 0.0), actors.resign_check),
+                  low_value=jnp.where(done[:, None], 1.0, low), calibration=calibration)
   return actors, replay, outcome, move
+
+
+def done_of(state: pgx.State) -> chex.Array:
+  """[B] bool the game is over by its own rules (terminated, or truncated by pgx)."""
+  return state.terminated | state.truncated
 
 
 def _move_stats(out, action, ply, game: str, full) -> Move:
@@ -190,14 +255,14 @@ def where_games(mask, new, old):
 
 
 def play_chunk(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Actors, replay, key,
-               game: str = "", fast_search=None):
+               game: str = "", fast_search=None, resign_below=None):
   """Plays `config.chunk_plies` plies in every game; returns (actors, replay, (Move, Outcome)), their leaves
   [T, B] (`chunk_metrics` sums them up). The key is consumed."""
 
   def body(carry, ply_key):
     actors, replay = carry
     actors, replay, outcome, move = play_ply(env, search, config, variables, actors, replay, ply_key, game,
-                                             fast_search)
+                                             fast_search, resign_below)
     return (actors, replay), (move, outcome)
 
   (actors, replay), record = jax.lax.scan(body, (actors, replay), jax.random.split(key, config.chunk_plies))

@@ -105,7 +105,8 @@ def _init(program: Program, key) -> TrainState:
   config = program.config
   key, net_key, env_key = jax.random.split(key, 3)
   slots = jnp.arange(config.selfplay.batch_size, dtype=jnp.int32)
-  actors = selfplay.init_actors(program.env, env_key, slots)
+  actors = selfplay.init_actors(program.env, env_key, slots,
+                                config.selfplay.resign_check_fraction if config.selfplay.resign else 0.0)
   obs = actors.env.observation
   params, bn_state = program.network.init(net_key, obs[:1])
   replay = replay_lib.init(config.selfplay.batch_size, config.lane_size,
@@ -165,10 +166,16 @@ def _shard_step(program: Program, state: TrainState, phase: str = "all"):
   if phase == "train":
     actors, replay = state.actors, state.replay
   else:
+    resign_below = None
+    if config.selfplay.resign:  # v_resign from the check games so far, the same for every game of the chunk
+      resign_below = selfplay.resign_threshold(state.actors.calibration, config.selfplay.resign_false_positives, AXIS)
     actors, replay, (moves, outcomes) = selfplay.play_chunk(program.env, program.search, config.selfplay, variables,
                                                             state.actors, state.replay, play_key, config.game,
-                                                            program.fast_search)
+                                                            program.fast_search, resign_below)
     metrics = selfplay.chunk_metrics(moves, outcomes, AXIS)
+    if config.selfplay.resign:  # the calibration, with the check games this chunk finished
+      metrics["resign_threshold"] = resign_below
+      metrics["resign_false_positives"] = selfplay.resign_false_positives(actors.calibration, resign_below, AXIS)
   update = learner.make_update(program.train_network, program.optimizer, config.train, AXIS)
   per_lane = config.train.batch_size // config.selfplay.batch_size
 

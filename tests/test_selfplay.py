@@ -155,3 +155,56 @@ def test_playout_cap_randomisation_searches_some_plies_small_and_keeps_their_pol
     assert np.all(np.asarray(move.full) == bool(full))
     written = np.asarray(replay.policy[:, i].sum(-1))
     np.testing.assert_allclose(written, 1.0 if full else 0.0, atol=1e-6)
+
+
+def test_resign_threshold_keeps_false_positives_under_the_target():
+  """v_resign is the highest bin edge with at most the target fraction of the check games' non-losers below it."""
+  bins = selfplay.RESIGN_BINS
+  hist = jnp.zeros((2, bins)).at[0, 2].set(3.0).at[1, 30].set(97.0)  # 3 records near -0.9, 97 near +0.5; two slots
+  assert float(selfplay.resign_threshold(hist, 0.05)) == pytest.approx(-1 + 2 * 30 / bins)  # 3% lie below +0.5
+  assert float(selfplay.resign_threshold(hist, 0.01)) == pytest.approx(-1 + 2 * 2 / bins)  # none below -0.9
+  assert float(selfplay.resign_false_positives(hist, jnp.float32(0.5))) == pytest.approx(0.03)
+  assert float(selfplay.resign_threshold(hist / 10, 0.05)) == -1.0  # 10 records: too few, nobody resigns
+
+
+def test_a_player_below_the_threshold_resigns_and_loses_except_in_check_games():
+  import azjax
+  from azjax import rules, train_step as train_lib
+  config = azjax.apply_overrides(azjax.preset("tictactoe", "smoke"),
+                                 ["selfplay.resign=true", "selfplay.resign_check_fraction=0.5"])
+  program = train_lib.build(config)
+  state = train_lib._init(program, jax.random.PRNGKey(0))
+  actors, replay, variables = state.actors, state.replay, (state.params, state.bn_state)
+  check = np.array(actors.resign_check)
+  assert 0 < check.sum() < 8  # half of the 8 games, by their own coins
+  ply = jax.jit(lambda a, r, k, t: selfplay.play_ply(program.env, program.search, config.selfplay, variables, a, r, k,
+                                                     "tictactoe", resign_below=t))
+  mover = np.asarray(actors.env.current_player)
+  actors, replay, outcome, _ = ply(actors, replay, jax.random.PRNGKey(1), jnp.float32(2.0))  # every value is below 2
+  np.testing.assert_array_equal(outcome.done, ~check)
+  for g in np.flatnonzero(~check):  # resigned on the first move: the mover lost, and its position says so
+    assert outcome.rewards[g, mover[g]] == -1 and outcome.rewards[g, 1 - mover[g]] == 1
+    assert int(outcome.ending[g]) == rules.ENDINGS.index("resignation") and float(replay.value[g, 0]) == -1
+  # Play on with nobody resigning (-1: no value lies below it) until the check games end: each adds the lowest
+  # values of its players who did not lose to its slot's histogram.
+  actors = actors.replace(resign_check=jnp.asarray(check))
+  low = np.ones((8, 2))
+  for i in range(9):
+    mover = np.asarray(actors.env.current_player)
+    keys = jax.vmap(lambda k: jax.random.split(k, 3))(selfplay.per_game_keys(jax.random.PRNGKey(10 + i),
+                                                                             actors.slot))[:, 0]
+    value = np.asarray(selfplay.resign_value(program.search(variables, keys, actors.env)))
+    before = np.asarray(actors.calibration)
+    actors, replay, outcome, _ = ply(actors, replay, jax.random.PRNGKey(10 + i), jnp.float32(-1.0))
+    assert int((np.asarray(outcome.ending) == rules.ENDINGS.index("resignation"))[np.asarray(outcome.done)].sum()) == 0
+    low[np.arange(8), mover] = np.minimum(low[np.arange(8), mover], value)
+    for g in np.flatnonzero(np.asarray(outcome.done) & check):
+      added = np.asarray(actors.calibration[g]) - 0.9 * before[g]
+      bins = [min(int((low[g, p] + 1) / 2 * selfplay.RESIGN_BINS), selfplay.RESIGN_BINS - 1)
+              for p in range(2) if outcome.rewards[g, p] >= 0]
+      assert added.sum() == pytest.approx(len(bins), abs=1e-5)  # one record per player who did not lose
+      for b in np.flatnonzero(added > 0.5):  # at its lowest value's bin (a fresh network's values lie on an edge, 0)
+        assert min(abs(b - e) for e in bins) <= 1
+      check[g] = False  # its next game's records are not followed here
+    low[np.asarray(outcome.done)] = 1.0
+  assert not check.any()  # every check game ended within 9 plies (tic-tac-toe)
