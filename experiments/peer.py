@@ -1,8 +1,9 @@
 """Side by side with the pgx AlphaZero example: wall time per million positions generated and trained on.
 
-  python -m experiments.peer --pgx PATH/TO/pgx-checkout [--iterations 4] [--selfplay-batch 1024] [--plies 256]
-      [--training-batch 4096] [--channels 128] [--blocks 6] [--simulations 32] [--out DIR]
+  python -m experiments.peer --pgx PATH/TO/pgx-checkout [--game go9] [--iterations 4] [--selfplay-batch 1024]
+      [--plies 256] [--training-batch 4096] [--channels 128] [--blocks 6] [--simulations 32] [--out DIR]
 
+--game picks any game both sides play (go9, chess, shogi, ...: the example takes any pgx env_id).
 The defaults are the issue's settings, which are also the example's own defaults: go_9x9, a
 128 x 6 network, 32 simulations of Gumbel search, 1024 games x 256 plies per iteration, training
 batches of 4096, Adam 1e-3. The example runs from the checkout as it is (`pip install omegaconf
@@ -18,6 +19,8 @@ inputs come back from pmap); the median of the others is reported.
 """
 
 from __future__ import annotations
+
+from azjax.config import GAMES
 
 import argparse
 import ast
@@ -49,7 +52,8 @@ runpy.run_path(script, run_name="__main__")
 def peer_seconds(checkout: str, args, out: str) -> list[float]:
   """Seconds of each of the example's iterations, from the `hours` it prints."""
   script = os.path.join(checkout, "examples", "alphazero", "train.py")
-  overrides = [f"env_id=go_9x9", f"num_channels={args.channels}", f"num_layers={args.blocks}",
+  from azjax.games import spec
+  overrides = [f"env_id={spec(args.game).pgx_id}", f"num_channels={args.channels}", f"num_layers={args.blocks}",
                f"selfplay_batch_size={args.selfplay_batch}", f"num_simulations={args.simulations}",
                f"max_num_steps={args.plies}", f"training_batch_size={args.training_batch}", "learning_rate=0.001",
                f"max_num_iters={args.iterations}", f"eval_interval={args.iterations + 1}", f"seed={args.seed}"]
@@ -72,7 +76,7 @@ def azjax_config(args):
   from azjax.config import apply_overrides
   from azjax.presets import preset
   positions = args.selfplay_batch * args.plies
-  return apply_overrides(preset("go9", "small"), [
+  return apply_overrides(preset(args.game, "small"), [
       f"network.blocks={args.blocks}", f"network.channels={args.channels}", f"network.value_hidden={args.channels}",
       "search.algorithm=gumbel", f"search.num_simulations={args.simulations}",
       f"selfplay.batch_size={args.selfplay_batch}", f"selfplay.chunk_plies={args.plies}",
@@ -111,6 +115,7 @@ def main(argv=None) -> int:
   p = argparse.ArgumentParser(prog="python -m experiments.peer", description=__doc__.split("\n\n")[0],
                               formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
   p.add_argument("--pgx", required=True, help="a checkout of github.com/sotetsuk/pgx (its examples/alphazero runs)")
+  p.add_argument("--game", default="go9", choices=GAMES, help="the game both sides play (default go9)")
   p.add_argument("--iterations", type=int, default=5, help=f"iterations per side; the first {WARMUP} are left out")
   p.add_argument("--selfplay-batch", type=int, default=1024)
   p.add_argument("--plies", type=int, default=256, help="plies per iteration (the example's max_num_steps)")
@@ -141,7 +146,7 @@ def main(argv=None) -> int:
     result["azjax_speedup"] = rows[1]["seconds_per_million_positions"] / rows[0]["seconds_per_million_positions"]
   with open(os.path.join(args.out, "results.json"), "w") as f:
     json.dump(result, f, indent=2)
-  print(f"go_9x9, {args.blocks}x{args.channels}, {args.simulations} simulations, {args.selfplay_batch} games x "
+  print(f"{args.game}, {args.blocks}x{args.channels}, {args.simulations} simulations, {args.selfplay_batch} games x "
         f"{args.plies} plies, training batch {args.training_batch}; {result['device']}")
   print(f"| system | first {WARMUP} iterations (compile) | median iteration | s per million positions |")
   print("|---|---|---|---|")

@@ -30,10 +30,12 @@ def test_peer_comparison_runs_azjax_at_the_peers_settings(tmp_path):
   r = subprocess.run([sys.executable, "-m", "experiments.peer", "--pgx", str(tmp_path / "nowhere")], cwd=ROOT,
                      capture_output=True, text=True, timeout=300)
   assert r.returncode == 2 and "examples/alphazero/train.py" in r.stderr
-  args = argparse.Namespace(
-      blocks=1, channels=8, simulations=4, selfplay_batch=4, plies=8, training_batch=16, seed=0, iterations=3)
+  args = argparse.Namespace(game="go9",
+                            blocks=1, channels=8, simulations=4, selfplay_batch=4, plies=8, training_batch=16, seed=0,
+                            iterations=3)
   config = peer.azjax_config(args)
   assert (config.search.algorithm, config.train.optimizer, config.train.learning_rate) == ("gumbel", "adam", 1e-3)
+  assert peer.azjax_config(argparse.Namespace(**dict(vars(args), game="chess"))).game == "chess"
   # As many positions trained on as generated, as in the example: 4 games x 8 plies = 2 updates of 16.
   assert config.train.updates_per_step * config.train.batch_size == 4 * 8 == config.replay.window
   r = subprocess.run([sys.executable, "-m", "experiments.peer", "--pgx", "-", "--only", "azjax", "--iterations", "3",

@@ -108,12 +108,14 @@ def test_value_mse_is_the_root_values_error_against_each_movers_outcome():
   params, bn_state = program.network.init(jax.random.PRNGKey(1), actors.env.observation[:1])
   replay = train_lib._init(program, jax.random.PRNGKey(2)).replay
   values, finished = [[] for _ in range(8)], 0
+  search = jax.jit(program.search)
+  ply = jax.jit(lambda a, r, k: selfplay.play_ply(program.env, program.search, config.selfplay, (params, bn_state),
+                                                  a, r, k))
   for key in jax.random.split(jax.random.PRNGKey(3), 12):
     mover = np.asarray(actors.env.current_player)
     search_keys = jax.vmap(lambda k: jax.random.split(k, 3))(selfplay.per_game_keys(key, actors.slot))[:, 0]
-    out = program.search((params, bn_state), search_keys, actors.env)  # the search play_ply makes
-    actors, replay, outcome, _ = selfplay.play_ply(program.env, program.search, config.selfplay,
-                                                   (params, bn_state), actors, replay, key)
+    out = search((params, bn_state), search_keys, actors.env)  # the search play_ply makes
+    actors, replay, outcome, _ = ply(actors, replay, key)
     for g in range(8):
       values[g].append((mover[g], float(out.value[g])))
       if outcome.done[g]:
@@ -188,12 +190,13 @@ def test_a_player_below_the_threshold_resigns_and_loses_except_in_check_games():
   # Play on with nobody resigning (-1: no value lies below it) until the check games end: each adds the lowest
   # values of its players who did not lose to its slot's histogram.
   actors = actors.replace(resign_check=jnp.asarray(check))
+  search = jax.jit(program.search)
   low = np.ones((8, 2))
   for i in range(9):
     mover = np.asarray(actors.env.current_player)
     keys = jax.vmap(lambda k: jax.random.split(k, 3))(selfplay.per_game_keys(jax.random.PRNGKey(10 + i),
                                                                              actors.slot))[:, 0]
-    value = np.asarray(selfplay.resign_value(program.search(variables, keys, actors.env)))
+    value = np.asarray(selfplay.resign_value(search(variables, keys, actors.env)))
     before = np.asarray(actors.calibration)
     actors, replay, outcome, _ = ply(actors, replay, jax.random.PRNGKey(10 + i), jnp.float32(-1.0))
     assert int((np.asarray(outcome.ending) == rules.ENDINGS.index("resignation"))[np.asarray(outcome.done)].sum()) == 0
