@@ -41,10 +41,33 @@ def test_play_notebook(monkeypatch):
   assert "| move | probability | visits | value |" in text and "the agent plays" in text
 
 
-def test_ablations_notebook(monkeypatch):
+def test_ablations_notebook(monkeypatch, tmp_path):
+  """The notebook reads the sweep it is given and reports each combination's mean and 95% t-interval over seeds
+  at its last evaluation, here on a sweep written by this test with numbers worked out by hand."""
+  import csv
+  import json
+  (tmp_path / "sweep.json").write_text(json.dumps(
+      {"game": "connect_four", "preset": "smoke", "set": [], "grid": ["search.num_simulations=8,32"], "seeds": [0, 1, 2]}))
+  fields = ["combination", "search.num_simulations", "seed", "step", "positions", "elo", "elo_lo", "elo_hi",
+            "score_vs_random", "loss"]
+  # Elo at step 20: 100, 110, 120 (sims 8) and 300, 330, 360 (sims 32); at step 10 all 0.
+  elo = {8: (100.0, 110.0, 120.0), 32: (300.0, 330.0, 360.0)}
+  with (tmp_path / "results.csv").open("w", newline="") as f:
+    w = csv.DictWriter(f, fields)
+    w.writeheader()
+    for sims in (8, 32):
+      for seed in range(3):
+        for step in (10, 20):
+          e = elo[sims][seed] if step == 20 else 0.0
+          w.writerow({"combination": f"search.num_simulations={sims}", "search.num_simulations": sims, "seed": seed,
+                      "step": step, "positions": 100 * step, "elo": e, "elo_lo": e - 50, "elo_hi": e + 50,
+                      "score_vs_random": 0.5 + step / 100, "loss": 2.0 - step / 100})
+  monkeypatch.setenv("AZJAX_SWEEP", str(tmp_path))
   outputs = _run("ablations", monkeypatch)
   text = _text(outputs)
-  # The shipped 4-seed sweep: 2 combinations x 4 seeds x evaluations at steps 15, 30, 45 and 60.
-  assert "32 result rows" in text
-  assert "| search.num_simulations=32 | 60 | 4 | 593 (505 to 680) |" in text
+  assert "12 result rows" in text
+  t = 4.302652729911275  # Student's t, 97.5% quantile, 2 degrees of freedom
+  for mean, sd in ((110.0, 10.0), (330.0, 30.0)):  # the three seeds' mean and standard deviation
+    half = t * sd / 3 ** 0.5
+    assert f"| 20 | 3 | {mean:.3g} ({mean - half:.3g} to {mean + half:.3g}) |" in text, (mean, text[-1500:])
   assert sum("image/png" in o.get("data", {}) for o in outputs) == 3

@@ -1,22 +1,25 @@
-"""Issue 17 section 1: why is the whole train_step slower than its two halves? An ablation.
+"""Issue 17 section 1: is the whole train_step slower than its two halves? An ablation.
 
-  python docs/results/bench/step/ablate.py GAME [section.field=value ...]
+  python docs/results/bench/step/ablate.py GAME [--rounds 5] [section.field=value ...]
 
-Times (median of 3 after a warm-up) the compiled train_step and variants of it, each its own program:
+Compiles the train_step and variants of it, each its own program, then times them in interleaved
+rounds (one call of each per round, so a noisy machine slows all alike) and reports the medians:
   all        the train_step
   selfplay   its self-play half alone (phase="selfplay")
   train      its training half alone (phase="train"), on a replay that holds finished games
-  all/0      the whole step with train.updates_per_step=0: self-play plus everything but the updates
+  all/0      the whole step with train.updates_per_step=0: self-play and all but the updates
   all/scan   the whole step with the updates as a loop (train.update_loop=scan)
+The base config is issue 17's small chess one (2x32, 16 simulations, 64 games x 8 plies, 1 x 256 updates).
 """
 
+import argparse
 import json
-import sys
+import statistics
 import time
 
 import jax
 
-from azjax import bench, train_step as train_lib
+from azjax import train_step as train_lib
 from azjax.config import apply_overrides
 from azjax.presets import preset
 
@@ -25,22 +28,46 @@ SMALL = ["network.blocks=2", "network.channels=32", "network.value_hidden=64", "
          "replay.window=8192"]
 
 
-def main(game, overrides):
-  base = apply_overrides(preset(game, "small"), SMALL + overrides)
-  variants = {
-      "all": (base, "all"), "selfplay": (base, "selfplay"), "train": (base, "train"),
-      "all/0": (apply_overrides(base, ["train.updates_per_step=0"]), "all"),
-      "all/scan": (apply_overrides(base, ["train.update_loop=scan"]), "all"),
-  }
-  out = {"game": game, "overrides": SMALL + overrides, "device": jax.devices()[0].device_kind}
-  for name, (config, phase) in variants.items():
+def main():
+  p = argparse.ArgumentParser()
+  p.add_argument("game")
+  p.add_argument("overrides", nargs="*")
+  p.add_argument("--rounds", type=int, default=5)
+  p.add_argument("--variants", default="all,selfplay,train,all/0,all/scan")
+  args = p.parse_args()
+  base = apply_overrides(preset(args.game, "small"), SMALL + args.overrides)
+  extra = {"all/0": ["train.updates_per_step=0"], "all/scan": ["train.update_loop=scan"]}
+  steps, states, compile_s = {}, {}, {}
+  for name in args.variants.split(","):
+    phase = name.split("/")[0]
+    config = apply_overrides(base, extra.get(name, []))
     program, mesh = train_lib.build(config), train_lib.make_mesh()
     started = time.perf_counter()
-    out[name] = bench._steps_state(program, mesh, phase, 3)
-    print(f"{game} {name:<10} {out[name]:.3f} s  ({time.perf_counter() - started:.0f} s with compile)", flush=True)
-  out["all_over_halves"] = out["all"] / (out["selfplay"] + out["train"])
+    step = train_lib.make_train_step(program, mesh, phase=phase)
+    state = train_lib.init_state(program, mesh)
+    if phase == "train":  # train on a replay already holding finished games
+      fill = train_lib.make_train_step(program, mesh, phase="selfplay")
+      for _ in range(max(2, 64 // config.selfplay.chunk_plies)):
+        state, _ = fill(state)
+    state = jax.block_until_ready(step(state)[0])  # compile and warm up
+    compile_s[name] = time.perf_counter() - started
+    steps[name], states[name] = step, state
+    print(f"{args.game} {name:<9} ready after {compile_s[name]:.0f} s", flush=True)
+  times = {name: [] for name in steps}
+  for r in range(args.rounds):
+    for name, step in steps.items():
+      started = time.perf_counter()
+      states[name] = jax.block_until_ready(step(states[name])[0])
+      times[name].append(time.perf_counter() - started)
+    print(f"round {r}: " + ", ".join(f"{n} {t[-1]:.3f}" for n, t in times.items()), flush=True)
+  out = {"game": args.game, "overrides": SMALL + args.overrides, "device": jax.devices()[0].device_kind,
+         "rounds": args.rounds, "median_s": {n: statistics.median(t) for n, t in times.items()}, "times_s": times,
+         "compile_and_warmup_s": compile_s}
+  m = out["median_s"]
+  if {"all", "selfplay", "train"} <= m.keys():
+    out["all_over_halves"] = m["all"] / (m["selfplay"] + m["train"])
   print(json.dumps(out))
 
 
 if __name__ == "__main__":
-  main(sys.argv[1], sys.argv[2:])
+  main()
