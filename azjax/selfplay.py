@@ -115,18 +115,20 @@ def per_game_keys(key: chex.PRNGKey, slot: chex.Array) -> chex.Array:
   return jax.vmap(jax.random.fold_in, in_axes=(None, 0))(key, slot)
 
 
-def init_actors(env: pgx.Env, key: chex.PRNGKey, slot: chex.Array, check_fraction: float = 0.0) -> Actors:
-  """Fresh games for the given slots, `check_fraction` of them resignation checks; the key is consumed."""
+def init_actors(env: pgx.Env, key: chex.PRNGKey, slot: chex.Array, config: SelfPlayConfig | None = None) -> Actors:
+  """Fresh games for the given slots (with `config`'s resignation checks, if any); the key is consumed."""
   keys = per_game_keys(key, slot)
   state = jax.vmap(env.init)(keys)
   return Actors(env=state, ply=jnp.zeros_like(slot), slot=slot, first=state.current_player.astype(jnp.int32),
-                values=jnp.zeros(slot.shape + (2, 3), jnp.float32), resign_check=_check_games(keys, check_fraction),
+                values=jnp.zeros(slot.shape + (2, 3), jnp.float32), resign_check=_check_games(keys, config),
                 low_value=jnp.ones(slot.shape + (2,), jnp.float32),
                 calibration=jnp.zeros(slot.shape + (RESIGN_BINS,), jnp.float32))
 
 
-def _check_games(keys, fraction: float) -> chex.Array:
-  """[B] bool: which new games (one key each, also the game's own) may not resign."""
+def _check_games(keys, config: SelfPlayConfig | None) -> chex.Array:
+  """[B] bool: which new games (one key each, also the game's own) may not resign: `resign_check_fraction`
+  of them when `config.resign`, else none."""
+  fraction = config.resign_check_fraction if config is not None and config.resign else 0.0
   return jax.vmap(lambda k: jax.random.uniform(jax.random.fold_in(k, 1)) < fraction)(keys)
 
 
@@ -136,26 +138,33 @@ def resign_value(out) -> chex.Array:
   return jnp.maximum(out.value, out.best_value)
 
 
+def _bin_edge(k):
+  """The lower edge of calibration bin `k` (k = RESIGN_BINS: the upper edge of the last)."""
+  return -1.0 + 2.0 * k / RESIGN_BINS
+
+
+def _histogram(calibration: chex.Array, axis_name: str | None) -> chex.Array:
+  """[RESIGN_BINS] every slot's calibration (and every device's, with `axis_name`) summed."""
+  hist = calibration.reshape(-1, RESIGN_BINS).sum(0)
+  return jax.lax.psum(hist, axis_name) if axis_name else hist
+
+
 def resign_threshold(calibration: chex.Array, false_positives: float, axis_name: str | None = None) -> chex.Array:
   """[] v_resign from the check games of every slot (and every device of `axis_name`): the highest bin edge
   below which at most `false_positives` of their non-losers' lowest values lie, so that at most that
   fraction of players who went on to win or draw would have resigned. -1 (nobody resigns) until the
   histogram holds RESIGN_MIN_RECORDS."""
-  hist = calibration.reshape(-1, RESIGN_BINS).sum(0)
-  if axis_name:
-    hist = jax.lax.psum(hist, axis_name)
+  hist = _histogram(calibration, axis_name)
   total = hist.sum()
   below = jnp.concatenate([jnp.zeros(1), jnp.cumsum(hist)]) / jnp.maximum(total, 1e-9)  # at each bin's lower edge
   edge = jnp.sum(below <= false_positives) - 1
-  return jnp.where(total >= RESIGN_MIN_RECORDS, -1.0 + 2.0 * edge / RESIGN_BINS, -1.0)
+  return jnp.where(total >= RESIGN_MIN_RECORDS, _bin_edge(edge), -1.0)
 
 
 def resign_false_positives(calibration: chex.Array, threshold: chex.Array, axis_name: str | None = None):
   """[] the fraction of the check games' non-losers whose lowest value lies below `threshold`, by the histogram."""
-  hist = calibration.reshape(-1, RESIGN_BINS).sum(0)
-  if axis_name:
-    hist = jax.lax.psum(hist, axis_name)
-  lower = -1.0 + 2.0 * jnp.arange(RESIGN_BINS) / RESIGN_BINS
+  hist = _histogram(calibration, axis_name)
+  lower = _bin_edge(jnp.arange(RESIGN_BINS))
   return jnp.sum(jnp.where(lower < threshold - 1e-6, hist, 0.0)) / jnp.maximum(hist.sum(), 1e-9)
 
 
@@ -201,11 +210,13 @@ def play_ply(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Ac
   state = jax.vmap(env.step)(state, action)
   ply = actors.ply + 1
   capped = (ply >= config.max_plies) if config.max_plies > 0 else jnp.zeros_like(state.terminated)
-  low = jnp.where(jax.nn.one_hot(mover_id, 2) > 0, jnp.minimum(actors.low_value, resign_value(out)[:, None]),
+  over = state.terminated | state.truncated  # by the game's own rules
+  resignation = resign_value(out)
+  low = jnp.where(jax.nn.one_hot(mover_id, 2) > 0, jnp.minimum(actors.low_value, resignation[:, None]),
                   actors.low_value)
-  resigned = jnp.zeros_like(done_of(state)) if resign_below is None else (
-      (resign_value(out) < resign_below) & ~actors.resign_check & ~done_of(state))
-  done = done_of(state) | capped | resigned
+  resigned = jnp.zeros_like(over) if resign_below is None else (
+      (resignation < resign_below) & ~actors.resign_check & ~over)
+  done = over | capped | resigned
   # Only a real end of game scores; truncation and the length cap are draws. Resigning loses.
   rewards = jnp.where(state.terminated[:, None], state.rewards, 0.0)
   rewards = jnp.where(resigned[:, None], 1.0 - 2.0 * jax.nn.one_hot(mover_id, 2), rewards)
@@ -228,15 +239,9 @@ def play_ply(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Ac
   actors = Actors(env=state, ply=jnp.where(done, 0, ply), slot=actors.slot,
                   first=jnp.where(done, fresh.current_player, actors.first),
                   values=jnp.where(done[:, None, None], 0.0, values),
-                  resign_check=jnp.where(done, _check_games(reset_keys, config.resign_check_fraction if config.resign
-                                                            else 0.0), actors.resign_check),
+                  resign_check=jnp.where(done, _check_games(reset_keys, config), actors.resign_check),
                   low_value=jnp.where(done[:, None], 1.0, low), calibration=calibration)
   return actors, replay, outcome, move
-
-
-def done_of(state: pgx.State) -> chex.Array:
-  """[B] bool the game is over by its own rules (terminated, or truncated by pgx)."""
-  return state.terminated | state.truncated
 
 
 def _move_stats(out, action, ply, game: str, full) -> Move:

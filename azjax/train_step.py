@@ -105,8 +105,7 @@ def _init(program: Program, key) -> TrainState:
   config = program.config
   key, net_key, env_key = jax.random.split(key, 3)
   slots = jnp.arange(config.selfplay.batch_size, dtype=jnp.int32)
-  actors = selfplay.init_actors(program.env, env_key, slots,
-                                config.selfplay.resign_check_fraction if config.selfplay.resign else 0.0)
+  actors = selfplay.init_actors(program.env, env_key, slots, config.selfplay)
   obs = actors.env.observation
   params, bn_state = program.network.init(net_key, obs[:1])
   replay = replay_lib.init(config.selfplay.batch_size, config.lane_size,

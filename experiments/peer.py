@@ -20,8 +20,6 @@ inputs come back from pmap); the median of the others is reported.
 
 from __future__ import annotations
 
-from azjax.config import GAMES
-
 import argparse
 import ast
 import json
@@ -30,6 +28,8 @@ import statistics
 import subprocess
 import sys
 import time
+
+from azjax.config import GAMES
 
 # Runs the example's train.py unchanged; only the two imports named above are replaced.
 RUNNER = """
