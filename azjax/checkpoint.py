@@ -25,6 +25,7 @@ import sys
 from pathlib import Path
 
 import jax
+import numpy as np
 import orbax.checkpoint as ocp
 
 from azjax import distributed
@@ -215,6 +216,11 @@ def restore_latest(mngr: ocp.CheckpointManager, abstract_state, shardings, check
     if not problems:
       if check is not None:
         check(meta)
+      fault = layout_fault(directory / str(step), abstract_state)
+      if fault:  # another version's state, not damage: refuse, move nothing
+        raise CheckpointError(f"checkpoint step {step} in {directory} cannot be resumed by this version of azjax: "
+                              f"{fault}. It was written by another version; its network still loads for play "
+                              "(experiments.match, the engines)")
       try:
         state = restore_state(mngr, abstract_state, shardings, step)
       except Exception as e:
@@ -234,6 +240,28 @@ def restore_latest(mngr: ocp.CheckpointManager, abstract_state, shardings, check
     raise CheckpointError(f"no intact checkpoint in {directory} ("
                           + "; ".join(f"step {s}: {_describe(p)}" for s, p in damaged) + ")")
   return None, None
+
+
+def layout_fault(folder: str | os.PathLike, abstract_state) -> str | None:
+  """How a step's stored state differs from `abstract_state` (array count, shapes, dtypes), or None.
+
+  The state is stored as numbered arrays, so a version that adds or drops a field cannot restore an
+  older one; this names the first field of this version's state that the stored arrays do not match."""
+  try:
+    stored = ocp.PyTreeCheckpointHandler().metadata(Path(folder) / "state").tree
+  except Exception:  # unreadable metadata: let the restore itself report it
+    return None
+  paths = jax.tree_util.tree_flatten_with_path(abstract_state)[0]
+  for i, (path, leaf) in enumerate(paths):
+    have = stored.get(f"{i:05d}")
+    want = (tuple(leaf.shape), np.dtype(leaf.dtype))
+    if have is None or (tuple(have.shape), np.dtype(have.dtype)) != want:
+      found = "nothing" if have is None else f"{have.dtype}{list(have.shape)}"
+      return (f"it holds {len(stored)} arrays where this version's state has {len(paths)}; array {i} "
+              f"(state{jax.tree_util.keystr(path)}, {want[1]}{list(want[0])} here) is {found} there")
+  if len(stored) != len(paths):
+    return f"it holds {len(stored)} arrays where this version's state has {len(paths)}"
+  return None
 
 
 def read_meta(mngr: ocp.CheckpointManager, step: int | None = None) -> dict:

@@ -163,9 +163,6 @@ def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: b
   # the step's temporaries once XLA has compiled it (the compiled step is the one the loop runs).
   abstract = train_lib.abstract_state(program, n)
   budget.check(config, budget.estimate(config, abstract, mesh.size))
-  train_step = train_lib.make_train_step(program, mesh, n).lower(abstract).compile()
-  memory = budget.estimate(config, abstract, mesh.size, compiled=train_step)
-  budget.check(config, memory)
   state = None
   if resume and mngr.latest_step() is not None:
     def check(meta):
@@ -175,7 +172,10 @@ def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: b
         raise ckpt.CheckpointError(f"the checkpoint holds seeds {meta.get('seeds')}, not {seeds}")
       check_compatible(ckpt.config_from_meta(meta), config)
     state, _ = ckpt.restore_latest(mngr, abstract, train_lib.state_shardings(abstract, mesh, n), check=check,
-                                   warn=notes.append)
+                                   warn=notes.append)  # before the compile: a refusal comes at once
+  train_step = train_lib.make_train_step(program, mesh, n).lower(abstract).compile()
+  memory = budget.estimate(config, abstract, mesh.size, compiled=train_step)
+  budget.check(config, memory)
   if state is None:
     distributed.barrier("azjax-init")  # the processes compile at different speeds; meet before the first
     state = train_lib.init_state(program, mesh, seeds)  # program that spans them all

@@ -198,6 +198,21 @@ def test_missing_folders_and_unreadable_meta_fall_back_step_by_step(tmp_path, re
   _assert_same(_state(run), _state(reference, 6))
 
 
+def test_a_checkpoint_of_another_version_is_refused_by_name_and_left_in_place(tmp_path, reference):
+  """A state whose fields changed (here one array's shape, as a version adding a field shifts them) is not
+  damage: the refusal names the first field that does not match, and no checkpoint is moved aside."""
+  run = _partial_copy(reference, tmp_path / "run", 3)
+  abstract = train_lib.abstract_state(azjax.build(_config()))
+  low = abstract.actors.low_value
+  other = abstract.replace(actors=abstract.actors.replace(
+      low_value=jax.ShapeDtypeStruct(low.shape[:1] + (3,), low.dtype)))
+  assert ckpt.layout_fault(run / "checkpoints" / "3", abstract) is None
+  with pytest.raises(azjax.CheckpointError, match=r"checkpoint step 3 in .* cannot be resumed by this version of "
+                     r"azjax: .*state\.actors\.low_value, float32\[8, 3\] here\) is float32\[8, 2\] there"):
+    ckpt.restore_latest(ckpt.manager(run / "checkpoints"), other, train_lib.state_shardings(other, azjax.make_mesh()))
+  assert _steps(run) == [1, 2, 3] and not (run / ckpt.DAMAGED).exists()
+
+
 def test_a_checkpoint_that_cannot_be_written_stops_the_run_and_keeps_the_previous(tmp_path, reference, monkeypatch):
   """A real failed write: from step 3's save on, no file may grow past 1 kB (RLIMIT_FSIZE; Python ignores
   SIGXFSZ, so writes fail with EFBIG as they would with ENOSPC), which even root cannot write past."""
