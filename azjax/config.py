@@ -120,6 +120,11 @@ class RunConfig:
   eval_mcts_simulations: int = 0  # > 0 adds pure MCTS (random rollouts) with this many simulations as an anchor
   eval_opening_plies: int = 2  # uniformly random first plies, so evaluation games differ
   keep_checkpoints: int = 3
+  # Gating [AGZ] "Evaluator": at each evaluation the trained network plays the one self-play uses,
+  # and replaces it only if it scores above gate_score. 0 games = off: AlphaZero "maintains a
+  # single neural network that is updated continually" [AZ], so self-play always uses the latest.
+  gate_games: int = 0  # [AGZ]: 400 games
+  gate_score: float = 0.55  # [AGZ] "wins by a margin of >55% (to avoid selecting on noise alone)"
 
 
 @_section
@@ -291,6 +296,9 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
   for name in ("resign_check_fraction", "resign_false_positives"):
     value = getattr(c.selfplay, name)
     _check(0.0 < value < 1.0, f"selfplay.{name}", value, "must lie in (0, 1)")
+  _check(0.5 <= c.run.gate_score < 1.0, "run.gate_score", c.run.gate_score, "must lie in [0.5, 1)")
+  _check(not c.run.gate_games or c.run.eval_every >= 1, "run.gate_games", c.run.gate_games,
+         "0 unless run.eval_every >= 1 (gating plays at each evaluation)")
   _check(0.0 < c.selfplay.full_search_fraction <= 1.0, "selfplay.full_search_fraction",
          c.selfplay.full_search_fraction, "must lie in (0, 1]")
   if c.selfplay.full_search_fraction < 1.0:

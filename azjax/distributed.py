@@ -28,6 +28,7 @@ import itertools
 import os
 
 import jax
+import numpy as np
 
 ENV = {"coordinator": "AZJAX_COORDINATOR", "num_processes": "AZJAX_NUM_PROCESSES", "process_id": "AZJAX_PROCESS_ID"}
 # A cluster JAX detects by itself, and the variable that says it runs several processes.
@@ -132,6 +133,14 @@ def is_main() -> bool:
 def local(tree):
   """A replicated tree as arrays this process can use alone (evaluation games on process 0)."""
   return jax.device_get(tree) if jax.process_count() > 1 else tree
+
+
+def from_main(value: bool) -> bool:
+  """Process 0's `value` in every process (it alone plays evaluation games)."""
+  if jax.process_count() == 1:
+    return value
+  from jax.experimental import multihost_utils
+  return bool(multihost_utils.broadcast_one_to_all(np.int32(value)))
 
 
 def barrier(name: str, timeout_s: int = 3600) -> None:

@@ -168,6 +168,33 @@ class RunEvaluation:
                                        f"{now['elo_hi']:.0f}); against uniform random: {self.result}")
 
 
+class Gating:
+  """Gating [AGZ] (`run.gate_games`): at an evaluation step the trained network plays the one self-play
+  uses; gating.csv has one row per evaluation. Played before that step's checkpoint is written, so
+  the checkpoint holds the decision and a resumed run makes it once."""
+
+  def __init__(self, config: Config):
+    self.config = config
+
+  def open(self, run_dir: Path, step: int) -> None:
+    self.csv = CsvLog(run_dir / "gating.csv", step)
+
+  def __call__(self, step: int, params, bn_state, best) -> tuple[bool, str]:
+    """(whether the trained network replaces self-play's, a line for the log)."""
+    config, best_step = self.config, int(best.step)
+    me = Agent(config=config, params=params, bn_state=bn_state, step=step)
+    them = Agent(config=config, params=best.params, bn_state=best.bn_state, step=best_step)
+    result = arena.match(me.env, me.player(player_name(step)), them.player(player_name(best_step)),
+                         jax.random.fold_in(seed_key(config.seed, "gate"), step), config.run.gate_games,
+                         opening_plies=config.run.eval_opening_plies)
+    promoted = result.score > config.run.gate_score
+    self.csv.append({"step": step, "best": best_step, "wins": result.wins, "draws": result.draws,
+                     "losses": result.losses, "score": result.score, "promoted": int(promoted)})
+    return promoted, (f"step {step}: gating against self-play's network (step {best_step}): {result.wins} wins, "
+                      f"{result.draws} draws, {result.losses} losses, score {result.score:.3f}; "
+                      + ("it replaces it" if promoted else f"not above {config.run.gate_score}, self-play keeps it"))
+
+
 def anchor_games(config: Config, folder: Path) -> list[elo.Game]:
   """Pure MCTS against random, played once per folder (cached in anchors.csv)."""
   if not config.run.eval_mcts_simulations:

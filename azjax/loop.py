@@ -28,7 +28,7 @@ from tqdm.auto import tqdm
 
 from azjax import arena, budget, checkpoint as ckpt, distributed, evaluation, train_step as train_lib
 from azjax.records import CsvLog, read_rows, row_step
-from azjax.config import Config, validate
+from azjax.config import Config, ConfigError, validate
 
 # Fields that fix the shapes of the saved state: a resumed run must keep them.
 STRUCTURAL_FIELDS = ("game", "network", "selfplay.batch_size", "replay.window", "replay.compact", "train.optimizer")
@@ -145,6 +145,8 @@ def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: b
   main = distributed.is_main()
   devices = jax.devices()
   validate(config, len(devices))
+  if seeds and config.run.gate_games:
+    raise ConfigError("run.gate_games", config.run.gate_games, "0 in a sweep (gating is per run)")
   run_dir = Path(run_dir or f"runs/{config.game}-{time.strftime('%Y%m%d-%H%M%S')}")
   run_dir.mkdir(parents=True, exist_ok=True)
   n = len(seeds) if seeds else 0
@@ -163,6 +165,7 @@ def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: b
   # the step's temporaries once XLA has compiled it (the compiled step is the one the loop runs).
   abstract = train_lib.abstract_state(program, n)
   budget.check(config, budget.estimate(config, abstract, mesh.size))
+  shardings = train_lib.state_shardings(abstract, mesh, n)
   state = None
   if resume and mngr.latest_step() is not None:
     def check(meta):
@@ -171,8 +174,7 @@ def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: b
       if meta.get("seeds") != (list(seeds) if n else None):
         raise ckpt.CheckpointError(f"the checkpoint holds seeds {meta.get('seeds')}, not {seeds}")
       check_compatible(ckpt.config_from_meta(meta), config)
-    state, _ = ckpt.restore_latest(mngr, abstract, train_lib.state_shardings(abstract, mesh, n), check=check,
-                                   warn=notes.append)  # before the compile: a refusal comes at once
+    state, _ = ckpt.restore_latest(mngr, abstract, shardings, check=check, warn=notes.append)  # before the compile: a refusal comes at once
   train_step = train_lib.make_train_step(program, mesh, n).lower(abstract).compile()
   memory = budget.estimate(config, abstract, mesh.size, compiled=train_step)
   budget.check(config, memory)
@@ -202,6 +204,9 @@ def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: b
   # Resumed at an evaluation step whose games are missing (a kill cut the evaluation short), the run
   # plays that evaluation again.
   redo_eval = evaluator.open(run_dir, step) if main else False
+  gating = evaluation.Gating(config) if config.run.gate_games else None
+  if gating and main:
+    gating.open(run_dir, step)
   from tensorboardX import SummaryWriter  # imported here: only runs write event files
   writer = SummaryWriter(str(run_dir / "tb"), purge_step=step if step else None) if main else None
 
@@ -261,6 +266,15 @@ def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: b
       callback(run_dir, step)
     bar.write(report.summary)
 
+  def gate(state, step):
+    """Gating: the trained network replaces self-play's if it wins the gating games (decided on process 0)."""
+    promoted = False
+    if main:
+      promoted, line = gating(step, *distributed.local((state.params, state.bn_state, state.best)))
+      log.info("%s", line)
+      bar.write(line)
+    return train_lib.promote(state, shardings) if distributed.from_main(promoted) else state
+
   try:
     if redo_eval:
       last_rows = [r for r in read_rows(run_dir / "metrics.csv") if row_step(r) == step]
@@ -281,6 +295,8 @@ def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: b
       if step % config.run.checkpoint_every == 0 or evaluating:
         check_finite(step, metrics, mngr.latest_step())  # never checkpoint a diverged state
         flush(keep_newest=False)  # every logged row up to a checkpoint survives a crash after it
+        if evaluating and gating:  # before the checkpoint, which then holds the decision
+          state = gate(state, step)
         ckpt.save(mngr, state, config, **({"seeds": list(seeds)} if n else {}))  # evaluations play it later
       if evaluating:
         evaluate(step)

@@ -32,6 +32,14 @@ AXIS = "batch"
 
 
 @chex.dataclass(frozen=True)
+class Best:
+  """Gating [AGZ]: the network self-play plays, and the step it was trained to."""
+  params: hk.Params
+  bn_state: hk.State
+  step: chex.Array  # [] int32
+
+
+@chex.dataclass(frozen=True)
 class TrainState:
   params: hk.Params  # network weights (replicated)
   bn_state: hk.State  # batch-norm moving averages (replicated)
@@ -40,6 +48,7 @@ class TrainState:
   replay: replay_lib.Replay  # replay lanes, one per game slot (sharded)
   step: chex.Array  # [] int32 train_steps taken (replicated)
   key: chex.PRNGKey  # (replicated)
+  best: Best | None = None  # with gating (run.gate_games), self-play's network (replicated); else None
 
 
 def make_mesh(devices=None) -> Mesh:
@@ -49,7 +58,8 @@ def make_mesh(devices=None) -> Mesh:
 
 
 # A prefix of the state: games and replay split along the mesh axis, everything else replicated.
-STATE_SPECS = TrainState(params=P(), bn_state=P(), opt_state=P(), actors=P(AXIS), replay=P(AXIS), step=P(), key=P())
+STATE_SPECS = TrainState(params=P(), bn_state=P(), opt_state=P(), actors=P(AXIS), replay=P(AXIS), step=P(), key=P(),
+                         best=P())
 
 
 def state_specs(seeds: int = 0) -> TrainState:
@@ -110,13 +120,14 @@ def _init(program: Program, key) -> TrainState:
   params, bn_state = program.network.init(net_key, obs[:1])
   replay = replay_lib.init(config.selfplay.batch_size, config.lane_size,
                            jax.ShapeDtypeStruct(obs.shape[1:], obs.dtype), program.num_actions, program.codec)
+  best = Best(params=params, bn_state=bn_state, step=jnp.int32(0)) if config.run.gate_games else None
   return TrainState(params=params, bn_state=bn_state, opt_state=program.optimizer.init(params), actors=actors,
-                    replay=replay, step=jnp.int32(0), key=key)
+                    replay=replay, step=jnp.int32(0), key=key, best=best)
 
 
 # Each use of a run's seed draws from its own stream. (Offsets like seed + 1 collided: seed 1's
 # training stream was seed 0's evaluation stream.)
-KEY_PURPOSES = ("train", "eval", "anchor")
+KEY_PURPOSES = ("train", "eval", "anchor", "gate")
 
 
 def seed_key(seed: int, purpose: str = "train") -> jax.Array:
@@ -160,7 +171,8 @@ def _shard_step(program: Program, state: TrainState, phase: str = "all"):
   `phase` "selfplay" or "train" runs only that half (benchmarks time each alone)."""
   config = program.config
   key, play_key, train_key, probe_key = jax.random.split(state.key, 4)
-  variables = (state.params, state.bn_state)
+  best = state.best  # gating: self-play plays the best network so far, not the latest
+  variables = (state.params, state.bn_state) if best is None else (best.params, best.bn_state)
   metrics = {}
   if phase == "train":
     actors, replay = state.actors, state.replay
@@ -211,9 +223,19 @@ def _shard_step(program: Program, state: TrainState, phase: str = "all"):
       "finite_loss": jnp.isfinite(losses.total).all().astype(jnp.float32),
       "finite_params": _usable(program, params, bn_state, replay, actors, probe_key).astype(jnp.float32),
   })
+  if best is not None:
+    metrics["selfplay_network"] = best.step  # gating: the step of the network self-play played
   state = TrainState(params=params, bn_state=bn_state, opt_state=opt_state, actors=actors, replay=replay,
-                     step=state.step + 1, key=key)
+                     step=state.step + 1, key=key, best=best)
   return state, metrics
+
+
+def promote(state: TrainState, shardings: TrainState) -> TrainState:
+  """Gating: the trained network becomes self-play's. Copied, not shared: the step donates the state,
+  and one buffer cannot be donated twice."""
+  copy = jax.jit(lambda s: Best(params=jax.tree.map(jnp.copy, s.params), bn_state=jax.tree.map(jnp.copy, s.bn_state),
+                                step=jnp.copy(s.step)), out_shardings=shardings.best)
+  return state.replace(best=copy(state))
 
 
 def _usable(program: Program, params, bn_state, replay, actors, key) -> chex.Array:
