@@ -174,7 +174,8 @@ def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: b
       if meta.get("seeds") != (list(seeds) if n else None):
         raise ckpt.CheckpointError(f"the checkpoint holds seeds {meta.get('seeds')}, not {seeds}")
       check_compatible(ckpt.config_from_meta(meta), config)
-    state, _ = ckpt.restore_latest(mngr, abstract, shardings, check=check, warn=notes.append)  # before the compile: a refusal comes at once
+    # Restored before the compile, so that a checkpoint this run cannot use is refused at once.
+    state, _ = ckpt.restore_latest(mngr, abstract, shardings, check=check, warn=notes.append)
   train_step = train_lib.make_train_step(program, mesh, n).lower(abstract).compile()
   memory = budget.estimate(config, abstract, mesh.size, compiled=train_step)
   budget.check(config, memory)
