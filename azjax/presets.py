@@ -103,8 +103,9 @@ def _small(game: str) -> Config:
 # named switch: Gumbel search (Danihelka et al., ICLR 2022: learns 9x9 Go with few simulations where
 # PUCT fails at 16 or fewer), Go's pass rule (rules.py) and a smaller learning rate. Go trains on the
 # 8 symmetries of each position as AlphaGo Zero did ([AGZ] Methods; AlphaZero did not): on this CPU the
-# positions are what is scarce. go9 runs 1200 steps (about 90 minutes on one core of this machine);
-# its rate was flat from step 300 at 0.02 without drops (docs/results/learning).
+# positions are what is scarce. The rate stays constant: go9 with small's drops (at half and three
+# quarters of 1200 steps) fitted its small window tighter and lost games to random after them
+# (docs/results/learning, section 6).
 _CPU = {
     # game: (blocks, channels, simulations, games, window, train batch, updates, steps, learning rate)
     "tictactoe": (2, 32, 32, 128, 16384, 256, 8, 150, 0.1),
@@ -126,7 +127,7 @@ def _cpu(game: str) -> Config:
                                  go_pass=_GO_PASS.get(game, "pgx"))),
       selfplay=SelfPlayConfig(batch_size=games, chunk_plies=16, temperature_plies=PAPER_TEMPERATURE_PLIES),
       replay=ReplayConfig(window=window),
-      train=TrainConfig(**dict(PAPER_TRAIN, batch_size=batch, learning_rate=lr, lr_boundaries=_drops(steps, updates)),
+      train=TrainConfig(**dict(PAPER_TRAIN, batch_size=batch, learning_rate=lr, lr_boundaries=()),
                         updates_per_step=updates, num_steps=steps, augment=game in _GO_PASS),
       run=RunConfig(log_every=10, checkpoint_every=100, eval_every=100, eval_games=32, eval_pool=1,
                     eval_mcts_simulations=_SMALL_MCTS_ANCHOR.get(game, 0)),
