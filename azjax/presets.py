@@ -14,6 +14,7 @@ import math
 from azjax.config import (Config, ConfigError, NetworkConfig, ReplayConfig, RunConfig, SearchConfig, SelfPlayConfig,
                           TrainConfig)
 from azjax.games import SPECS, spec
+from azjax.rules import GO_SIZES
 
 PRESETS = ("paper", "small", "cpu", "smoke")
 
@@ -128,7 +129,7 @@ def _cpu(game: str) -> Config:
       selfplay=SelfPlayConfig(batch_size=games, chunk_plies=16, temperature_plies=PAPER_TEMPERATURE_PLIES),
       replay=ReplayConfig(window=window),
       train=TrainConfig(**dict(PAPER_TRAIN, batch_size=batch, learning_rate=lr, lr_boundaries=()),
-                        updates_per_step=updates, num_steps=steps, augment=game in _GO_PASS),
+                        updates_per_step=updates, num_steps=steps, augment=game in GO_SIZES),
       run=RunConfig(log_every=10, checkpoint_every=100, eval_every=100, eval_games=32, eval_pool=1,
                     eval_mcts_simulations=_SMALL_MCTS_ANCHOR.get(game, 0)),
   )
