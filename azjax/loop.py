@@ -27,7 +27,7 @@ import jax
 from tqdm.auto import tqdm
 
 from azjax import arena, budget, checkpoint as ckpt, distributed, evaluation, train_step as train_lib
-from azjax.records import CsvLog, read_rows, row_step
+from azjax.records import CsvLog, EventLog, read_rows, row_step
 from azjax.config import Config, ConfigError, validate
 
 # Fields that fix the shapes of the saved state: a resumed run must keep them.
@@ -208,8 +208,7 @@ def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: b
   gating = evaluation.Gating(config) if config.run.gate_games else None
   if gating and main:
     gating.open(run_dir, step)
-  from tensorboardX import SummaryWriter  # imported here: only runs write event files
-  writer = SummaryWriter(str(run_dir / "tb"), purge_step=step if step else None) if main else None
+  writer = EventLog(run_dir / "tb", purge_step=step) if main else None
 
   positions_per_step = config.selfplay.batch_size * config.selfplay.chunk_plies
   bar = tqdm(total=config.train.num_steps, initial=step, disable=not (progress and main), unit="step",
@@ -247,6 +246,7 @@ def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: b
         for k, v in row.items():
           if k not in ("step", "seed"):
             writer.add_scalar(f"train/{k}" + (f"_seed{row['seed']}" if n else ""), v, s)
+    writer.flush()
     row = last_rows[0]
     bar.set_postfix(pos_s=f"{rate:,.0f}", loss=f"{row['loss']:.3f}", v=f"{row['value_loss']:.3f}",
                     p=f"{row['policy_loss']:.3f}")
@@ -261,6 +261,7 @@ def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: b
     report = evaluator(step, *distributed.local((state.params, state.bn_state)), last_rows)
     for k, v in report.scalars.items():
       writer.add_scalar(f"eval/{k}", v, step)
+    writer.flush()
     for line in report.lines:
       log.info("%s", line)
     if callback:

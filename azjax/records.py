@@ -1,9 +1,11 @@
-"""A run's CSV files: rows keyed by step that survive kills, cut back to a checkpoint on resume."""
+"""A run's logs: CSV files of rows keyed by step that survive kills, cut back to a checkpoint on
+resume, and TensorBoard's event file, written where a failure can be seen."""
 
 from __future__ import annotations
 
 import csv
 import os
+import time
 from pathlib import Path
 
 from azjax.checkpoint import WriteError, _reason
@@ -65,3 +67,45 @@ class CsvLog:
       self.fields = list(row)
       self._write([], "w")
     self._write([{k: row.get(k, "") for k in self.fields}], "a")
+
+
+class EventLog:
+  """TensorBoard scalars, written in the caller's thread and flushed on demand.
+
+  tensorboardX's SummaryWriter writes from a thread of its own: when a write fails there (disk full)
+  that thread dies, its bounded queue fills, and the next `add_scalar` blocks the run for ever. Here
+  the same event file is written synchronously, so a failed write raises WriteError naming the file.
+  Resumed from step `purge_step`, TensorBoard hides the events at and after it that the run wrote
+  before (tensorboardX's purge_step)."""
+
+  def __init__(self, folder: Path, purge_step: int | None = None):
+    from tensorboardX.event_file_writer import EventsWriter
+    from tensorboardX.proto.event_pb2 import Event, SessionLog
+    from tensorboardX.summary import scalar
+    self._event, self._scalar = Event, scalar
+    try:
+      folder.mkdir(parents=True, exist_ok=True)
+      # Named by the time in seconds, as tensorboardX does, and by the first step: a run resumed
+      # within the second it started must not overwrite its first file.
+      self._events = EventsWriter(str(folder / "events"), filename_suffix=f".step{purge_step or 0}")
+      self.path = Path(self._events._file_name)
+      if purge_step:
+        self._events.write_event(Event(step=purge_step, session_log=SessionLog(status=SessionLog.START)))
+    except OSError as e:
+      raise WriteError(f"could not write {folder}: {_reason(e)}") from e
+
+  def _do(self, what, *args):
+    try:
+      return what(*args)
+    except OSError as e:
+      raise WriteError(f"could not write {self.path}: {_reason(e)}") from e
+
+  def add_scalar(self, tag: str, value: float, step: int):
+    self._do(self._events.write_event, self._event(wall_time=time.time(), step=step,
+                                                   summary=self._scalar(tag, value)))
+
+  def flush(self):
+    self._do(self._events.flush)
+
+  def close(self):
+    self._do(self._events.close)

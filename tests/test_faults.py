@@ -261,6 +261,29 @@ def test_a_log_that_cannot_be_written_stops_the_run(tmp_path, reference):
   _assert_same(_state(run), _state(reference, 5))
 
 
+@pytest.mark.timeout(600)
+def test_an_event_file_that_cannot_be_written_stops_the_run_and_does_not_hang(tmp_path, reference):
+  """Real ENOSPC: after step 5's rows, the event file's open descriptor is pointed at /dev/full.
+  tensorboardX's own writer thread died of that, and its full queue then blocked the run for ever."""
+  run = tmp_path / "run"
+
+  def fill_the_disk(run_dir, step):
+    if step == 5:
+      (events,) = (run_dir / "tb").iterdir()
+      fd = next(int(fd) for fd in os.listdir("/proc/self/fd")
+                if os.path.realpath(f"/proc/self/fd/{fd}") == str(events.resolve()))
+      full = os.open("/dev/full", os.O_WRONLY)
+      os.dup2(full, fd)
+      os.close(full)
+
+  with pytest.raises(ckpt.WriteError) as e:
+    azjax.train(_config(), run, progress=False, callback=fill_the_disk)
+  (events,) = (run / "tb").iterdir()
+  assert f"could not write {events}: No space left on device" in str(e.value), str(e.value)
+  assert "The run stopped at step 6; its latest checkpoint, step 5, is intact" in str(e.value)
+  _assert_same(_state(run), _state(reference, 5))
+
+
 def test_the_cli_exits_4_naming_a_file_it_cannot_write(tmp_path, reference):
   run = _partial_copy(reference, tmp_path / "run", 4)
   (run / "run.log").unlink()

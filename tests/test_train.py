@@ -1,6 +1,9 @@
+import csv
 import dataclasses
+import io
 import json
 import os
+import struct
 import subprocess
 import sys
 
@@ -72,7 +75,28 @@ def test_resume_continues_bit_for_bit(tmp_path):
   assert json.loads((tmp_path / "split" / "config.json").read_text())["train"]["num_steps"] == 6
   for name in ["run.log", "evals.csv"]:
     assert (tmp_path / "split" / name).exists()
-  assert any(f.name.startswith("events.out.tfevents") for f in (tmp_path / "split" / "tb").iterdir())
+  # TensorBoard: two event files (the run, then its resumption); each step's loss as in metrics.csv.
+  events = sorted((tmp_path / "split" / "tb").iterdir())
+  assert len(events) == 2 and all(f.name.startswith("events.out.tfevents") for f in events)
+  losses = {}
+  for f in events:
+    for event in _events(f):
+      for value in event.summary.value:
+        if value.tag == "train/loss":
+          losses[event.step] = value.simple_value
+  csv_losses = {int(r["step"]): float(r["loss"]) for r in csv.DictReader(io.StringIO("\n".join(rows)))}
+  assert losses.keys() == csv_losses.keys() and all(
+      np.isclose(losses[s], csv_losses[s], rtol=1e-6) for s in losses)
+
+
+def _events(path):
+  """The Event records of a TensorBoard event file (TFRecord framing: length, its CRC, data, its CRC)."""
+  from tensorboardX.proto.event_pb2 import Event
+  data, at = path.read_bytes(), 0
+  while at < len(data):
+    (length,) = struct.unpack("<Q", data[at:at + 8])
+    yield Event.FromString(data[at + 12:at + 12 + length])
+    at += 12 + length + 4
 
 
 def test_checkpoints_refuse_foreign_games_and_shapes(tmp_path):
