@@ -138,15 +138,16 @@ def search_policy(config: Config, num_simulations: int, greedy: bool = True):
 
 
 def load_agent(path: str | os.PathLike, step: int | None = None) -> Agent:
-  """Loads the agent of a run directory or checkpoint (the latest step unless `step` or the path names one)."""
+  """Loads the agent of a run directory or checkpoint: the latest intact step (a damaged newer one is named
+  on stderr and passed over) unless `step` or the path names one (CheckpointError if that one is damaged)."""
   directory, path_step = ckpt.checkpoint_dir(path)
   mngr = ckpt.manager(directory)
   step = step if step is not None else path_step
-  meta = ckpt.read_meta(mngr, step)
+  meta = ckpt.latest_meta(mngr, warn=ckpt.warning) if step is None else ckpt.step_meta(mngr, step)
   config = ckpt.config_from_meta(meta)
   env = make_env(config.game)
   network = make_network(config.network, env.num_actions)
   obs = jax.eval_shape(lambda: jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), 1)).observation)
   abstract = jax.eval_shape(network.init, jax.random.PRNGKey(0), obs)
-  params, bn_state = ckpt.restore_model(mngr, abstract, meta["step"])
+  params, bn_state = ckpt.load_model(mngr, abstract, meta["step"])
   return Agent(config=config, params=params, bn_state=bn_state, step=meta["step"])

@@ -173,12 +173,13 @@ def _move_aside(directory: Path, step: int) -> Path:
   return dest
 
 
-def _stderr(message: str) -> None:
+def warning(message: str) -> None:
   print(f"warning: {message}", file=sys.stderr, flush=True)
 
 
-def latest_meta(mngr: ocp.CheckpointManager) -> dict:
-  """The meta of the newest step that is not damaged (CheckpointError naming each damaged one if none is)."""
+def latest_meta(mngr: ocp.CheckpointManager, warn=None) -> dict:
+  """The meta of the newest step that is not damaged (CheckpointError naming each damaged one if none is);
+  `warn`, if given, hears of each damaged newer step passed over."""
   directory, found = Path(mngr.directory), []
   steps = sorted(mngr.all_steps(), reverse=True)
   if not steps:
@@ -187,16 +188,46 @@ def latest_meta(mngr: ocp.CheckpointManager) -> dict:
     problems = damage(directory / str(step))
     if not problems:
       try:
-        return read_meta(mngr, step)
+        meta = read_meta(mngr, step)
       except CheckpointError:
         raise
       except Exception as e:
         problems = [f"meta/ could not be read ({_reason(e)})"]
+      else:
+        if found and warn:
+          warn(f"{'; '.join(found)} in {directory}: damaged, passed over; using step {step}")
+        return meta
     found.append(f"step {step}: {_describe(problems)}")
   raise CheckpointError(f"no intact checkpoint in {directory} ({'; '.join(found)})")
 
 
-def restore_latest(mngr: ocp.CheckpointManager, abstract_state, shardings, check=None, warn=_stderr):
+def step_meta(mngr: ocp.CheckpointManager, step: int) -> dict:
+  """The meta of one named step; CheckpointError if it is not there or names what is damaged in it."""
+  if step not in mngr.all_steps():
+    raise CheckpointError(f"no checkpoint step {step} in {mngr.directory} (there are {sorted(mngr.all_steps())})")
+  problems = damage(Path(mngr.directory) / str(step))
+  if not problems:
+    try:
+      return read_meta(mngr, step)
+    except CheckpointError:
+      raise
+    except Exception as e:
+      problems = [f"meta/ could not be read ({_reason(e)})"]
+  raise CheckpointError(f"checkpoint step {step} in {mngr.directory} is damaged: {_describe(problems)}")
+
+
+def load_model(mngr: ocp.CheckpointManager, abstract_model, step: int):
+  """The network (params, batch-norm state) of one step; CheckpointError names what is damaged in it."""
+  problems = damage(Path(mngr.directory) / str(step))
+  if not problems:
+    try:
+      return restore_model(mngr, abstract_model, step)
+    except Exception as e:
+      problems = [f"model/ could not be read ({_reason(e)})"]
+  raise CheckpointError(f"checkpoint step {step} in {mngr.directory} is damaged: {_describe(problems)}")
+
+
+def restore_latest(mngr: ocp.CheckpointManager, abstract_state, shardings, check=None, warn=warning):
   """Restores the newest intact step: returns (state, meta), or (None, None) when there is no step.
 
   A damaged newer step is reported through `warn` (the step, and the file or folder at fault) and,

@@ -44,14 +44,21 @@ def anchor_players(config: Config) -> list[arena.Player]:
 
 
 def opponents(config: Config, mngr, step: int, abstract_model) -> list[arena.Player]:
-  """The anchors and the latest earlier evaluated checkpoints still on disk."""
-  players = anchor_players(config)
+  """The anchors and the latest `run.eval_pool` earlier evaluated checkpoints still intact on disk (a
+  damaged one is named on stderr and the next older one plays instead: an evaluation never stops a run)."""
+  players, pool = anchor_players(config), []
   every = config.run.eval_every
   earlier = [s for s in mngr.all_steps() if s < step and every and s % every == 0]
-  for s in sorted(earlier)[-config.run.eval_pool:] if config.run.eval_pool else []:
-    params, bn_state = ckpt.restore_model(mngr, abstract_model, s)
-    players.append(Agent(config=config, params=params, bn_state=bn_state, step=s).player(player_name(s)))
-  return players
+  for s in sorted(earlier, reverse=True):
+    if len(pool) == config.run.eval_pool:
+      break
+    try:
+      params, bn_state = ckpt.load_model(mngr, abstract_model, s)
+    except ckpt.CheckpointError as e:
+      ckpt.warning(f"{e}; the evaluation plays without it")
+      continue
+    pool.append(Agent(config=config, params=params, bn_state=bn_state, step=s).player(player_name(s)))
+  return players + pool[::-1]
 
 
 def play_round(config: Config, agent: Agent, opponents: list[arena.Player], key) -> list[dict]:

@@ -6,6 +6,7 @@ which keeps every step's checkpoint): after resuming, the whole TrainState is eq
 
 import csv
 import os
+import re
 import resource
 import shutil
 import signal
@@ -19,7 +20,7 @@ import numpy as np
 import pytest
 
 import azjax
-from azjax import checkpoint as ckpt, sweep, train_step as train_lib
+from azjax import checkpoint as ckpt, evaluation, sweep, train_step as train_lib
 from conftest import ROOT
 
 STEPS = 8
@@ -196,6 +197,35 @@ def test_missing_folders_and_unreadable_meta_fall_back_step_by_step(tmp_path, re
     assert "resuming from step 3" in text
   assert sorted(os.listdir(run / ckpt.DAMAGED)) == ["4", "5"]
   _assert_same(_state(run), _state(reference, 6))
+
+
+def _truncate_model(run, step) -> str:
+  """Cuts step's largest network file in half; returns the fault as `damage` names it."""
+  data = max((run / "checkpoints" / str(step) / "model").rglob("d/*"), key=lambda p: p.stat().st_size)
+  size = data.stat().st_size
+  with open(data, "r+b") as f:
+    f.truncate(size // 2)
+  return f"{data.relative_to(run / 'checkpoints' / str(step)).as_posix()} is truncated ({size // 2} of {size} bytes)"
+
+
+def test_a_damaged_checkpoint_is_passed_over_by_load_agent_and_the_evaluation_pool(tmp_path, reference, capfd):
+  run = _partial_copy(reference, tmp_path / "run", STEPS)
+  fault = _truncate_model(run, STEPS)
+  # The latest intact step loads as an agent, the damaged one named; named itself, it is refused.
+  agent = azjax.load_agent(run)
+  assert agent.step == STEPS - 1
+  assert f"step {STEPS}: {fault}" in capfd.readouterr().err
+  with pytest.raises(azjax.CheckpointError, match=f"checkpoint step {STEPS} in .* is damaged: {re.escape(fault)}"):
+    azjax.load_agent(run, step=STEPS)
+  # An evaluation at step 6 with a pool of 2 plays steps 3 and 4 when step 5 is damaged, and says so.
+  fault = _truncate_model(run, 5)
+  config = _config("run.eval_every=1", "run.eval_pool=2")
+  abstract = train_lib.abstract_state(azjax.build(config))
+  players = evaluation.opponents(config, ckpt.manager(run / "checkpoints"), 6, (abstract.params, abstract.bn_state))
+  assert [p.name for p in players] == ["random", "step3", "step4"]
+  assert f"checkpoint step 5 in {run / 'checkpoints'} is damaged: {fault}; the evaluation plays without it" \
+      in capfd.readouterr().err
+  assert _steps(run) == list(range(1, STEPS + 1))  # nothing moved: only a resumed run moves damaged steps
 
 
 def test_a_checkpoint_of_another_version_is_refused_by_name_and_left_in_place(tmp_path, reference):
