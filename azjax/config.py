@@ -74,7 +74,8 @@ class SelfPlayConfig:
   # Playout-cap randomisation (KataGo: Wu 2019, arXiv:1902.10565, section 3.1): each ply is searched in full
   # with this probability and its positions train the policy and the value; otherwise every game gets a
   # search of `fast_simulations` without root noise, plays its move, and trains the value only. One coin per
-  # ply, shared by the games in lockstep. 1.0 = every move searched in full (the papers); KataGo: 0.25.
+  # ply, shared by the games in lockstep and by a sweep's seeds (selfplay.playout_coins). 1.0 = every move
+  # searched in full (the papers); KataGo: 0.25.
   full_search_fraction: float = 1.0
   fast_simulations: int = 0  # the fast search's simulations (KataGo: 100 against 600); used when fraction < 1
   # Resignation (AlphaGo Zero, Methods "Self-play"): a player resigns when its root value and its best child's

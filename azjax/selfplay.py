@@ -173,34 +173,48 @@ def select_action(key: chex.PRNGKey, weights: chex.Array, ply: chex.Array, tempe
   return choose_move(key, weights, ply < temperature_plies)
 
 
-def capped_search(search, fast_search, config: SelfPlayConfig, variables, keys, state: pgx.State,
-                  key: chex.PRNGKey):
-  """(SearchOutput without its tree, full [] bool): the search of one ply, full or fast.
+PLAYOUT_COINS = 0x9C0  # the key of playout-cap randomisation's coins: the same for every seed (below)
 
-  Playout-cap randomisation (config.full_search_fraction): with that probability the full `search`,
-  else `fast_search` without root noise; one coin per ply from the ply's key (the same on every device,
-  and apart from the games' own keys, which fold in slots < 2^31). Without `fast_search`, always full."""
+
+def playout_coins(config: SelfPlayConfig, step: chex.Array) -> chex.Array:
+  """[chunk_plies] bool: which plies of train step `step`'s chunk get the full search (playout-cap
+  randomisation, `config.full_search_fraction`); all True without it.
+
+  One coin per ply, shared by the games in lockstep (a per-game coin would need both searches for every
+  game each ply: no saving). Drawn from the step alone, not from the seed: the seeds of a sweep, vmapped
+  in one program, flip the same coins, so the program still runs one search per ply; a coin per seed
+  is batched, and vmap turns the `cond` between the searches into a select that runs both."""
+  if config.full_search_fraction >= 1.0:
+    return jnp.ones((config.chunk_plies,), bool)
+  key = jax.random.fold_in(jax.random.PRNGKey(PLAYOUT_COINS), step)
+  return jax.random.uniform(key, (config.chunk_plies,)) < config.full_search_fraction
+
+
+def capped_search(search, fast_search, variables, keys, state: pgx.State, full: chex.Array):
+  """The search of one ply without its tree: the full `search` where the coin `full` ([] bool, see
+  `playout_coins`) says so, else `fast_search` without root noise. Without `fast_search`, always full."""
   full_out = lambda: search(variables, keys, state).replace(tree=None)
-  if fast_search is None or config.full_search_fraction >= 1.0:
-    return full_out(), jnp.bool_(True)
-  full = jax.random.uniform(jax.random.fold_in(key, 2 ** 32 - 1)) < config.full_search_fraction
+  if fast_search is None:
+    return full_out()
   fast_out = lambda: fast_search(variables, keys, state, noise=False).replace(tree=None)
-  return jax.lax.cond(full, full_out, fast_out), full
+  return jax.lax.cond(full, full_out, fast_out)
 
 
 def play_ply(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Actors, replay: replay_lib.Replay,
-             key: chex.PRNGKey, game: str = "", fast_search=None, resign_below=None):
+             key: chex.PRNGKey, game: str = "", fast_search=None, resign_below=None, full=True):
   """Plays one move in every game; returns (actors, replay, Outcome, Move). The key is consumed.
 
   `game` (config.game) names the game for the diagnostics (Go's passes, chess's repetitions).
-  `fast_search` is playout-cap randomisation's small search (`capped_search`); a position it searched
-  goes to replay with an all-zero policy, which the loss reads as "no policy target".
+  `fast_search` is playout-cap randomisation's small search, played where the coin `full` is False
+  (`capped_search`); a position it searched goes to replay with an all-zero policy, which the loss
+  reads as "no policy target".
   `resign_below` ([] v_resign, or None: no resignation): a mover whose `resign_value` is below it resigns,
   unless its game is a check game, and loses."""
   keys = jax.vmap(lambda k: jax.random.split(k, 3))(per_game_keys(key, actors.slot))
   search_keys, action_keys, reset_keys = keys[:, 0], keys[:, 1], keys[:, 2]
   state = actors.env
-  out, full = capped_search(search, fast_search, config, variables, search_keys, state, key)
+  full = jnp.asarray(full) if fast_search is not None else jnp.bool_(True)
+  out = capped_search(search, fast_search, variables, search_keys, state, full)
   action = jax.vmap(select_action, in_axes=(0, 0, 0, None))(action_keys, out.weights, actors.ply,
                                                             config.temperature_plies)
   replay = replay_lib.add(replay, state.observation, jnp.where(full, out.weights, 0.0), out.legal,
@@ -260,15 +274,17 @@ def where_games(mask, new, old):
 
 
 def play_chunk(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Actors, replay, key,
-               game: str = "", fast_search=None, resign_below=None):
+               game: str = "", fast_search=None, resign_below=None, coins=None):
   """Plays `config.chunk_plies` plies in every game; returns (actors, replay, (Move, Outcome)), their leaves
-  [T, B] (`chunk_metrics` sums them up). The key is consumed."""
+  [T, B] (`chunk_metrics` sums them up). The key is consumed. `coins` ([T] bool, `playout_coins`):
+  which plies `fast_search` does not play; all full if None."""
 
-  def body(carry, ply_key):
-    actors, replay = carry
+  def body(carry, xs):
+    (actors, replay), (ply_key, full) = carry, xs
     actors, replay, outcome, move = play_ply(env, search, config, variables, actors, replay, ply_key, game,
-                                             fast_search, resign_below)
+                                             fast_search, resign_below, full)
     return (actors, replay), (move, outcome)
 
-  (actors, replay), record = jax.lax.scan(body, (actors, replay), jax.random.split(key, config.chunk_plies))
+  coins = jnp.ones((config.chunk_plies,), bool) if coins is None else coins
+  (actors, replay), record = jax.lax.scan(body, (actors, replay), (jax.random.split(key, config.chunk_plies), coins))
   return actors, replay, record

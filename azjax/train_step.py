@@ -165,9 +165,10 @@ def init_state(program: Program, mesh: Mesh, seeds=None) -> TrainState:
 PHASES = ("all", "selfplay", "train")
 
 
-def _shard_step(program: Program, state: TrainState, phase: str = "all"):
+def _shard_step(program: Program, state: TrainState, coins: chex.Array, phase: str = "all"):
   """One train_step on this device's share of the games (inside shard_map).
 
+  `coins`: the chunk's playout-cap coins (`selfplay.playout_coins`), the same for every seed.
   `phase` "selfplay" or "train" runs only that half (benchmarks time each alone)."""
   config = program.config
   key, play_key, train_key, probe_key = jax.random.split(state.key, 4)
@@ -182,7 +183,7 @@ def _shard_step(program: Program, state: TrainState, phase: str = "all"):
       resign_below = selfplay.resign_threshold(state.actors.calibration, config.selfplay.resign_false_positives, AXIS)
     actors, replay, (moves, outcomes) = selfplay.play_chunk(program.env, program.search, config.selfplay, variables,
                                                             state.actors, state.replay, play_key, config.game,
-                                                            program.fast_search, resign_below)
+                                                            program.fast_search, resign_below, coins)
     metrics = selfplay.chunk_metrics(moves, outcomes, AXIS)
     if config.selfplay.resign:  # the calibration, with the check games this chunk finished
       metrics["resign_threshold"] = resign_below
@@ -259,8 +260,13 @@ def make_train_step(program: Program, mesh: Mesh, seeds: int = 0, phase: str = "
   if phase not in PHASES:
     raise ValueError(f"phase={phase!r}: one of {', '.join(PHASES)}")
   body = functools.partial(_shard_step, program, phase=phase)
+
+  def shard_step(state):  # the coins come from the step count outside the seeds' vmap: one set for all
+    coins = selfplay.playout_coins(program.config.selfplay, state.step[0] if seeds else state.step)
+    return (jax.vmap(body, in_axes=(0, None)) if seeds else body)(state, coins)
+
   specs = state_specs(seeds)
-  step = jax.shard_map(jax.vmap(body) if seeds else body, mesh=mesh, in_specs=(specs,), out_specs=(specs, P()),
+  step = jax.shard_map(shard_step, mesh=mesh, in_specs=(specs,), out_specs=(specs, P()),
                        check_vma=False)  # mctx's while-loop state starts from unvarying constants
   # Explicit shardings: left to propagation, a one-device mesh may hand back
   # equivalent but differently spelled shardings, and the next call recompiles.

@@ -1,4 +1,5 @@
 import collections
+import dataclasses
 
 import jax
 import jax.numpy as jnp
@@ -138,25 +139,43 @@ def test_playout_cap_randomisation_searches_some_plies_small_and_keeps_their_pol
   variables = net.init(jax.random.PRNGKey(1), actors.env.observation)
   replay = replay_lib.init(4, 64, jax.ShapeDtypeStruct((3, 3, 2), bool), env.num_actions)
   keys = jax.random.split(jax.random.PRNGKey(2), 4)
-  capped = jax.jit(lambda k: selfplay.capped_search(search, fast, config, variables, keys, actors.env, k))
+  capped = jax.jit(lambda full: selfplay.capped_search(search, fast, variables, keys, actors.env, full))
   expected = {True: jax.jit(search)(variables, keys, actors.env).weights,
               False: jax.jit(lambda: fast(variables, keys, actors.env, noise=False))().weights}
-  coins = []
-  for i in range(200):
-    out, full = capped(jax.random.PRNGKey(i))
-    coins.append(bool(full))
-    if i < 8:  # the full search (8 simulations, noise) or the fast one (2, none), as the coin says
-      np.testing.assert_allclose(out.weights, expected[bool(full)], atol=1e-6)
+  for full in (True, False):  # the full search (8 simulations, noise) or the fast one (2, none), as the coin says
+    np.testing.assert_allclose(capped(full).weights, expected[full], atol=1e-6)
+  coins = np.concatenate([selfplay.playout_coins(dataclasses.replace(config, chunk_plies=8), step) for step in range(25)])
   assert 0.25 - 0.1 < np.mean(coins) < 0.25 + 0.1 and len(set(coins)) == 2  # 200 draws at p = 0.25
 
-  ply = jax.jit(lambda a, r, k: selfplay.play_ply(env, search, config, variables, a, r, k, fast_search=fast))
-  for i in range(6):
-    key = jax.random.PRNGKey(1000 + i)
-    _, full = capped(key)  # the coin play_ply draws from this ply's key
-    actors, replay, _, move = ply(actors, replay, key)
-    assert np.all(np.asarray(move.full) == bool(full))
+  ply = jax.jit(lambda a, r, k, full: selfplay.play_ply(env, search, config, variables, a, r, k, fast_search=fast,
+                                                        full=full))
+  for i, full in enumerate([True, False, False, True, False, True]):
+    actors, replay, _, move = ply(actors, replay, jax.random.PRNGKey(1000 + i), full)
+    assert np.all(np.asarray(move.full) == full)
     written = np.asarray(replay.policy[:, i].sum(-1))
     np.testing.assert_allclose(written, 1.0 if full else 0.0, atol=1e-6)
+
+
+def test_a_sweeps_seeds_share_the_playout_coins_and_run_one_search_per_ply():
+  """The coins come from the step, not the seed: every seed of a vmapped sweep plays the same plies in full
+  (as a single run with either seed would), so the seeds' program keeps the `cond` between the two searches
+  rather than a select that runs both (one more conditional in the program than without playout caps)."""
+  import azjax
+  from azjax import train_step as train_lib
+  overrides = ["selfplay.full_search_fraction=0.5", "selfplay.fast_simulations=2", "selfplay.chunk_plies=8"]
+  config = azjax.apply_overrides(azjax.preset("tictactoe", "smoke"), overrides)
+  mesh = azjax.make_mesh()
+  step = train_lib.make_train_step(azjax.build(config), mesh, seeds=2)
+  state, metrics = step(train_lib.init_state(azjax.build(config), mesh, seeds=[3, 4]))
+  rate = np.asarray(metrics["full_search_rate"])
+  assert rate[0] == rate[1] and 0 < rate[0] < 1, rate
+
+  def conditionals(config):
+    program = azjax.build(config)
+    text = train_lib.make_train_step(program, mesh, seeds=2).lower(train_lib.abstract_state(program, 2)).as_text()
+    return text.count("stablehlo.case")
+
+  assert conditionals(config) > conditionals(azjax.apply_overrides(config, ["selfplay.full_search_fraction=1.0"]))
 
 
 def test_resign_threshold_keeps_false_positives_under_the_target():
