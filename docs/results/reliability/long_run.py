@@ -1,7 +1,8 @@
 """Issue 19.8: host memory, step time and disk over a long smoke-size run (tic-tac-toe smoke preset).
 
 python docs/results/reliability/long_run.py RUN_DIR 1000
-Prints RSS and the median step time around steps 10, 100 and 1000, and the run directory's size on disk."""
+Prints RSS and the step time around steps 10, 100, 1000 and every 1000 steps after, and the run
+directory's size on disk."""
 import os
 import subprocess
 import sys
@@ -42,7 +43,7 @@ for line in log:
   if " step " in line and ": positions=" in line:
     t = time.mktime(time.strptime(line[:19], "%Y-%m-%d %H:%M:%S")) + int(line[20:23]) / 1000
     stamps[int(line.split(" step ")[1].split(":")[0])] = t
-for s in (10, 100, 1000):
+for s in sorted({10, 100, *range(1000, steps + 1, 1000)}):
   near = [k for k in sorted(stamps) if k >= s][:1]
   if near:
     k = near[0]
