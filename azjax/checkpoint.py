@@ -177,6 +177,19 @@ def warning(message: str) -> None:
   print(f"warning: {message}", file=sys.stderr, flush=True)
 
 
+def _intact_meta(mngr: ocp.CheckpointManager, step: int) -> tuple[dict | None, list[str]]:
+  """(the step's meta, []) when nothing in its folder is damaged, else (None, what is damaged)."""
+  problems = damage(Path(mngr.directory) / str(step))
+  if problems:
+    return None, problems
+  try:
+    return read_meta(mngr, step), []
+  except CheckpointError:
+    raise
+  except Exception as e:
+    return None, [f"meta/ could not be read ({_reason(e)})"]
+
+
 def latest_meta(mngr: ocp.CheckpointManager, warn=None) -> dict:
   """The meta of the newest step that is not damaged (CheckpointError naming each damaged one if none is);
   `warn`, if given, hears of each damaged newer step passed over."""
@@ -185,18 +198,11 @@ def latest_meta(mngr: ocp.CheckpointManager, warn=None) -> dict:
   if not steps:
     raise CheckpointError(f"no checkpoint in {directory}")
   for step in steps:
-    problems = damage(directory / str(step))
+    meta, problems = _intact_meta(mngr, step)
     if not problems:
-      try:
-        meta = read_meta(mngr, step)
-      except CheckpointError:
-        raise
-      except Exception as e:
-        problems = [f"meta/ could not be read ({_reason(e)})"]
-      else:
-        if found and warn:
-          warn(f"{'; '.join(found)} in {directory}: damaged, passed over; using step {step}")
-        return meta
+      if found and warn:
+        warn(f"{'; '.join(found)} in {directory}: damaged, passed over; using step {step}")
+      return meta
     found.append(f"step {step}: {_describe(problems)}")
   raise CheckpointError(f"no intact checkpoint in {directory} ({'; '.join(found)})")
 
@@ -205,15 +211,10 @@ def step_meta(mngr: ocp.CheckpointManager, step: int) -> dict:
   """The meta of one named step; CheckpointError if it is not there or names what is damaged in it."""
   if step not in mngr.all_steps():
     raise CheckpointError(f"no checkpoint step {step} in {mngr.directory} (there are {sorted(mngr.all_steps())})")
-  problems = damage(Path(mngr.directory) / str(step))
-  if not problems:
-    try:
-      return read_meta(mngr, step)
-    except CheckpointError:
-      raise
-    except Exception as e:
-      problems = [f"meta/ could not be read ({_reason(e)})"]
-  raise CheckpointError(f"checkpoint step {step} in {mngr.directory} is damaged: {_describe(problems)}")
+  meta, problems = _intact_meta(mngr, step)
+  if problems:
+    raise CheckpointError(f"checkpoint step {step} in {mngr.directory} is damaged: {_describe(problems)}")
+  return meta
 
 
 def load_model(mngr: ocp.CheckpointManager, abstract_model, step: int):
@@ -236,14 +237,7 @@ def restore_latest(mngr: ocp.CheckpointManager, abstract_state, shardings, check
   is not damage. If no step restores, CheckpointError names each one's fault and nothing is moved."""
   directory, damaged = Path(mngr.directory), []
   for step in sorted(mngr.all_steps(), reverse=True):
-    problems = damage(directory / str(step))
-    if not problems:
-      try:
-        meta = read_meta(mngr, step)
-      except CheckpointError:
-        raise
-      except Exception as e:
-        problems = [f"meta/ could not be read ({_reason(e)})"]
+    meta, problems = _intact_meta(mngr, step)
     if not problems:
       if check is not None:
         check(meta)
