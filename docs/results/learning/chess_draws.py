@@ -1,0 +1,46 @@
+"""Why chess draws against uniform random: N games of a checkpoint against a uniform random mover,
+each draw classified from pgx's final state (stalemate, 50-move rule, threefold repetition, the 512-ply
+cap, insufficient material) with the agent's material edge at the end (pawn 1, minor 3, rook 5, queen 9).
+
+  python docs/results/learning/chess_draws.py RUN_DIR STEP SIMULATIONS GAMES
+"""
+import sys, collections
+import jax, jax.numpy as jnp, numpy as np
+from azjax.agent import load_agent
+from azjax import arena
+run, step, sims, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+agent = load_agent(run, step)
+env = agent.env
+me = agent.player(num_simulations=sims)
+rnd = arena.random_player
+key = jax.random.PRNGKey(7)
+state = jax.vmap(env.init)(jax.random.split(key, n))
+seat = jnp.where(jnp.arange(n) % 2 == 0, 0, 1)  # agent plays player 0 in even games
+step_j = jax.jit(jax.vmap(env.step))
+ret = np.zeros(n); plies = np.zeros(n, int)
+material = np.zeros(n)
+VAL = np.array([0, 1, 3, 3, 5, 9, 0])
+t = 0
+while True:
+    done = np.asarray(state.terminated | state.truncated)
+    if done.all(): break
+    key, k1, k2 = jax.random.split(key, 3)
+    a = jnp.where(state.current_player == seat, me.act(state, k1), rnd.act(state, k2))
+    state = step_j(state, a)
+    ret += np.asarray(state.rewards[jnp.arange(n), seat]); plies += ~done; t += 1
+x = jax.device_get(state._x)
+cp = np.asarray(state.current_player)
+kinds = collections.Counter()
+for i in range(n):
+    if ret[i] != 0:
+        kinds["agent won" if ret[i] > 0 else "agent lost"] += 1; continue
+    b = x.board[i]
+    mat = (VAL[np.clip(b, 0, 6)].sum() - VAL[np.clip(-b, 0, 6)].sum()) * (1 if cp[i] == seat[i] else -1)
+    if x.step_count[i] >= 512: kind = "512-ply cap"
+    elif not x.legal_action_mask[i].any(): kind = "stalemate"
+    elif x.halfmove_count[i] >= 100: kind = "50-move rule"
+    elif (x.hash_history[i] == x.hash_history[i, :1]).all(-1).sum() >= 3: kind = "threefold repetition"
+    else: kind = "insufficient material"
+    kinds[kind] += 1
+    print(f"game {i}: {kind} after {plies[i]} plies, agent's material edge {mat:+d}")
+print(f"step {step}, {sims} simulations, {n} games:", dict(kinds))
