@@ -5,7 +5,7 @@
   python -m experiments.match --game shogi --checkpoint runs/shogi --opponent fairy-stockfish --games 20
 
 Engines come from Debian packages: sudo apt-get install stockfish gnugo fairy-stockfish.
-Records (games.pgn / games.sgf / games.usi), results.csv and summary.txt go to --out.
+Records (games.pgn / games.sgf / games.usi and kif/game_NNN.kif), results.csv and summary.txt go to --out.
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ import csv
 
 import chess.pgn
 import pytest
+import shogi.KIF
 
 from azjax.engines import match as m
 from azjax.engines.base import Thinker
@@ -55,6 +56,8 @@ def test_smoke_agent_against_fairy_stockfish_shogi(tmp_path):
   assert result.games == 2
   lines = (tmp_path / "games.usi").read_text().splitlines()
   assert lines[1].startswith("position startpos moves ") and len(lines) == 4
+  records = sorted((tmp_path / "kif").glob("*.kif"))  # python-shogi, a parser nobody here wrote, reads them back
+  assert [shogi.KIF.Parser.parse_file(str(r))[0]["moves"] for r in records] == [g.moves for g in games]
 
 
 class CrashingGnuGo(m.GnuGo):

@@ -28,6 +28,7 @@ import numpy as np
 
 from azjax import arena
 from azjax.engines.base import Thinker
+from azjax.engines import kif
 from azjax.engines.positions import IllegalMove, Position, position_for
 
 OPPONENTS = {"chess": ("stockfish",), "go9": ("gnugo",), "go": ("gnugo",), "shogi": ("fairy-stockfish",)}
@@ -352,6 +353,9 @@ class Records:
       with (self.out / "games.usi").open("a") as f:
         f.write(f"# game {g.index + 1}: sente {names[0]}, gote {names[1]}, result {result} ({g.reason})\n")
         f.write("position startpos" + (" moves " + " ".join(g.moves) if g.moves else "") + "\n")
+      record = kif.kif(g.moves, names[0], names[1], first_points, g.reason, datetime.date.today().strftime("%Y/%m/%d"))
+      (self.out / "kif").mkdir(exist_ok=True)
+      (self.out / "kif" / f"game_{g.index + 1:03d}.kif").write_text(record, encoding="utf-8")
 
 
 def _sgf_point(move: str, size: int) -> str:
