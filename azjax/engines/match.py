@@ -35,7 +35,11 @@ OPPONENTS = {"chess": ("stockfish",), "go9": ("gnugo",), "go": ("gnugo",), "shog
 
 
 class EngineFailure(RuntimeError):
-  """The engine died, hung, or said something that is not a legal move."""
+  """The engine died, hung, or said something that is not a legal move.
+
+  `moves`: the game's moves up to the failure, so that the record of an aborted game keeps them."""
+
+  moves: tuple[str, ...] = ()
 
 
 def find_engine(name: str, path: str | None = None) -> str:
@@ -201,8 +205,10 @@ class GtpOpponent(Opponent):
 
 class GnuGo(GtpOpponent):
   def __init__(self, path: str, level: int, size: int, komi: float, timeout: float = 60.0):
-    super().__init__([path, "--mode", "gtp", "--level", str(level), "--chinese-rules"], f"gnugo level {level}",
-                     size, komi, timeout)
+    # pgx forbids a move that repeats any earlier board (positional superko); GNU Go's default forbids only the
+    # simple ko recapture, and then plays moves pgx refuses, which abort the game.
+    super().__init__([path, "--mode", "gtp", "--level", str(level), "--chinese-rules", "--positional-superko"],
+                     f"gnugo level {level}", size, komi, timeout)
 
 
 class UsiOpponent(Opponent):
@@ -269,20 +275,24 @@ def play_game(index: int, thinker: Thinker, opponent: Opponent, game: str, agent
     if not position.over:
       position.push(action)
   resigned = None
-  while not position.over and len(position.moves) < max_plies:
-    if position.color == agent_colour:
-      legal = position.legal_actions()
-      weights, _, _ = thinker.think(position.state, thinker.simulations, position.env)
-      position.push(int(legal[np.argmax(weights[legal])]))
-    else:
-      move = opponent.move(position)
-      if move in ("resign", "win"):  # USI's `win` declares a win (entering king); treated as a resignation of ours
-        resigned = position.color if move == "resign" else agent_colour
-        break
-      try:
-        position.play(move)
-      except IllegalMove as e:
-        raise EngineFailure(f"{opponent.name} played {move!r}, which is not legal here ({e})") from None
+  try:
+    while not position.over and len(position.moves) < max_plies:
+      if position.color == agent_colour:
+        legal = position.legal_actions()
+        weights, _, _ = thinker.think(position.state, thinker.simulations, position.env)
+        position.push(int(legal[np.argmax(weights[legal])]))
+      else:
+        move = opponent.move(position)
+        if move in ("resign", "win"):  # USI's `win` declares a win (entering king); treated as our resignation
+          resigned = position.color if move == "resign" else agent_colour
+          break
+        try:
+          position.play(move)
+        except IllegalMove as e:
+          raise EngineFailure(f"{opponent.name} played {move!r}, which is not legal here ({e})") from None
+  except EngineFailure as e:
+    e.moves = tuple(position.moves)
+    raise
   if resigned is not None:
     points, reason = (1.0 if resigned != agent_colour else 0.0), ("resignation" if resigned != agent_colour
                                                                   else "declared win")
@@ -348,7 +358,7 @@ class Records:
       nodes = "".join(f";{'BW'[i % 2]}[{_sgf_point(m, size)}]" for i, m in enumerate(g.moves))
       with (self.out / "games.sgf").open("a") as f:
         f.write(f"(;GM[1]FF[4]SZ[{size}]KM[{self.komi}]RU[Chinese]PB[{names[0]}]PW[{names[1]}]RE[{re_}]"
-                f"GC[{g.reason}]{nodes})\n")
+                f"GC[{_sgf_text(g.reason)}]{nodes})\n")
     else:
       with (self.out / "games.usi").open("a") as f:
         f.write(f"# game {g.index + 1}: sente {names[0]}, gote {names[1]}, result {result} ({g.reason})\n")
@@ -356,6 +366,10 @@ class Records:
       record = kif.kif(g.moves, names[0], names[1], first_points, g.reason, datetime.date.today().strftime("%Y/%m/%d"))
       (self.out / "kif").mkdir(exist_ok=True)
       (self.out / "kif" / f"game_{g.index + 1:03d}.kif").write_text(record, encoding="utf-8")
+
+
+def _sgf_text(text: str) -> str:
+  return text.replace("\\", "\\\\").replace("]", "\\]")  # SGF's two escapes in a text value
 
 
 def _sgf_point(move: str, size: int) -> str:
@@ -381,7 +395,7 @@ def run_match(thinker: Thinker, make_opponent, game: str, games: int, out: Path,
       except EngineFailure as e:
         failures += 1
         log(f"game {i + 1}: aborted: {e}")
-        outcome = GameOutcome(i, i % 2, None, f"aborted: {e}", [], 0.0)
+        outcome = GameOutcome(i, i % 2, None, f"aborted: {e}", list(e.moves), 0.0)
         opponent.close()
         if failures >= 2:
           records.add(outcome)

@@ -26,6 +26,9 @@ def main(path, level=1):
   print("game,agent_colour,gnugo_final_score,agent_margin")
   margins = []
   for i, sgf in enumerate(games(path)):
+    if "RE[?]" in sgf:  # aborted: no result to score
+      print(f"{i},,aborted,")
+      continue
     colour = "black" if re.search(r"PB\[azjax", sgf) else "white"
     score = final_score(sgf, level)
     sign = 1 if score[0] == colour[0].upper() else -1
@@ -33,7 +36,7 @@ def main(path, level=1):
     margins.append(margin)
     print(f"{i},{colour},{score},{margin}")
   wins = sum(m > 0 for m in margins)
-  print(f"# mean margin {sum(margins) / len(margins):.1f} over {len(margins)} games; wins {wins}")
+  print(f"# mean margin {sum(margins) / len(margins):.1f} over {len(margins)} finished games; wins {wins}")
 
 
 if __name__ == "__main__":

@@ -6,8 +6,8 @@ Prints a markdown table (the tables of this folder's README)."""
 import csv
 import sys
 
-GAME = ["game_length_p50", "end_double_pass", "end_cap", "end_repetition", "end_win", "early_pass_end",
-        "first_player_win"]
+GAME = ["game_length_p50", "end_double_pass", "end_cap", "end_repetition", "end_resignation", "end_win",
+        "early_pass_end", "first_player_win"]
 STEP = ["policy_entropy", "search_kl", "value_std", "value_saturated", "value_loss", "policy_loss", "learning_rate"]
 
 
@@ -20,13 +20,14 @@ def windows(rows, width):
 
 def main(path, width=100):
   rows = list(csv.DictReader(open(path)))
-  print("| steps | games | " + " | ".join(GAME + STEP) + " |")
-  print("|---" * (2 + len(GAME) + len(STEP)) + "|")
+  game = [k for k in GAME if k in rows[0]]  # runs from before resignation have no end_resignation
+  print("| steps | games | " + " | ".join(game + STEP) + " |")
+  print("|---" * (2 + len(game) + len(STEP)) + "|")
   for w in windows(rows, width):
     games = [float(r["games"]) for r in w]
     total = sum(games)
     cells = [f"{w[0]['step']}-{w[-1]['step']}", f"{total:.0f}"]
-    for k in GAME:
+    for k in game:
       cells.append(f"{sum(float(r[k]) * g for r, g in zip(w, games)) / max(total, 1):.2f}")
     for k in STEP:
       cells.append(f"{sum(float(r[k]) for r in w) / len(w):.3g}")
