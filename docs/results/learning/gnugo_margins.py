@@ -16,7 +16,7 @@ def games(path):
 def final_score(sgf: str, level: int) -> str:
   with tempfile.NamedTemporaryFile("w", suffix=".sgf", delete=False) as f:
     f.write(sgf)
-  out = subprocess.run(["/usr/games/gnugo", "--mode", "gtp", "--level", str(level)],
+  out = subprocess.run(["/usr/games/gnugo", "--mode", "gtp", "--level", str(level), "--chinese-rules"],
                        input=f"loadsgf {f.name}\nfinal_score\nquit\n", capture_output=True, text=True,
                        timeout=600).stdout
   return [line[2:].strip() for line in out.splitlines() if line.startswith("= ")][1]
