@@ -80,6 +80,12 @@ def chunk_metrics(moves: Move, outcomes: Outcome, axis_name: str | None = None) 
   if axis_name:
     lengths = jax.lax.all_gather(lengths, axis_name, axis=1, tiled=True)
   lengths = jnp.where(lengths >= 0, lengths, jnp.nan).astype(jnp.float32)
+  # Resignation shortens games without any collapse; the games played to their end show a collapse alone.
+  resigned = outcomes.ending == rules.ENDINGS.index("resignation")
+  if axis_name:
+    resigned = jax.lax.all_gather(resigned, axis_name, axis=1, tiled=True)
+  played_out = jnp.where(resigned, jnp.nan, lengths)
+  any_played_out = jnp.any(~jnp.isnan(played_out))
   value = moves.prior_value
   saturated = jnp.abs(value) > 0.99
   m = {
@@ -89,6 +95,7 @@ def chunk_metrics(moves: Move, outcomes: Outcome, axis_name: str | None = None) 
           psum(jnp.where(done, outcomes.plies, 0).sum()), 1),
       "mean_game_length": per_game(outcomes.plies),
       **{f"game_length_p{q}": jnp.where(games > 0, jnp.nanpercentile(lengths, q), 0.0) for q in (10, 50, 90)},
+      "played_out_length_p50": jnp.where(any_played_out, jnp.nanpercentile(played_out, 50), 0.0),
       "first_player_score": per_game(first),
       "first_player_win": per_game(first > 0), "second_player_win": per_game(first < 0),
       "draw_rate": per_game(first == 0),

@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from azjax import replay as replay_lib, selfplay
+from azjax import replay as replay_lib, rules, selfplay
 from azjax.config import NetworkConfig, SearchConfig, SelfPlayConfig
 from azjax.games import make_env
 from azjax.network import make_network
@@ -97,6 +97,23 @@ def test_chunk_metrics_count_games_endings_and_a_saturated_value_head():
   assert m["value_saturated"] == 0.5 and m["value_saturated_second"] == 1.0 and m["value_saturated_first"] == 0.0
   assert m["pass_rate_0_30"] == 0.5 and m["pass_rate_30_60"] == 0.0 and m["search_kl"] == 0.5
   assert m["value_mse"] == (6.0 + 20.5) / (12 + 41)  # over the moves of the finished games only
+
+
+def test_played_out_length_leaves_out_resigned_games():
+  """Three games end in one ply: at 20 by resignation, at 70 and 90 by the rules. All three make the median
+  length 70; the played-out median, which a collapse moves and resignation does not, is 80."""
+  B = 3
+  moves = selfplay.Move(ply=jnp.array([[19, 69, 89]]), is_pass=jnp.zeros((1, B), bool), entropy=jnp.ones((1, B)),
+                        kl=jnp.ones((1, B)), prior_value=jnp.zeros((1, B)), full=jnp.ones((1, B), bool))
+  resignation = rules.ENDINGS.index("resignation")
+  outcomes = selfplay.Outcome(done=jnp.ones((1, B), bool), plies=jnp.array([[20, 70, 90]]),
+                              rewards=jnp.zeros((1, B, 2)), first=jnp.zeros((1, B), jnp.int32),
+                              ending=jnp.array([[resignation, 0, 3]]), value_sse=jnp.zeros((1, B)))
+  m = {k: float(v) for k, v in selfplay.chunk_metrics(moves, outcomes).items()}
+  assert m["game_length_p50"] == 70 and m["played_out_length_p50"] == 80
+  assert m["end_resignation"] == pytest.approx(1 / 3)
+  only_resigned = dataclasses.replace(outcomes, ending=jnp.full((1, B), resignation))
+  assert float(selfplay.chunk_metrics(moves, only_resigned)["played_out_length_p50"]) == 0.0
 
 
 def test_value_mse_is_the_root_values_error_against_each_movers_outcome():

@@ -6,7 +6,7 @@ Prints a markdown table (the tables of this folder's README)."""
 import csv
 import sys
 
-GAME = ["game_length_p50", "end_double_pass", "end_cap", "end_repetition", "end_resignation", "end_win",
+GAME = ["game_length_p50", "played_out_length_p50", "end_double_pass", "end_cap", "end_repetition", "end_resignation", "end_win",
         "early_pass_end", "first_player_win"]
 STEP = ["policy_entropy", "search_kl", "value_std", "value_saturated", "value_loss", "policy_loss", "learning_rate"]
 
@@ -20,7 +20,7 @@ def windows(rows, width):
 
 def main(path, width=100):
   rows = list(csv.DictReader(open(path)))
-  game = [k for k in GAME if k in rows[0]]  # runs from before resignation have no end_resignation
+  game = [k for k in GAME if k in rows[0]]  # older runs lack the later figures (resignation's)
   print("| steps | games | " + " | ".join(game + STEP) + " |")
   print("|---" * (2 + len(game) + len(STEP)) + "|")
   for w in windows(rows, width):
@@ -28,7 +28,9 @@ def main(path, width=100):
     total = sum(games)
     cells = [f"{w[0]['step']}-{w[-1]['step']}", f"{total:.0f}"]
     for k in game:
-      cells.append(f"{sum(float(r[k]) * g for r, g in zip(w, games)) / max(total, 1):.2f}")
+      weights = [g * (1 - float(r["end_resignation"])) if k == "played_out_length_p50" else g
+                 for r, g in zip(w, games)]  # the played-out median is over the games not resigned
+      cells.append(f"{sum(float(r[k]) * x for r, x in zip(w, weights)) / (sum(weights) or 1):.2f}")
     for k in STEP:
       cells.append(f"{sum(float(r[k]) for r in w) / len(w):.3g}")
     print("| " + " | ".join(cells) + " |")
