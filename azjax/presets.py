@@ -107,7 +107,10 @@ def _small(game: str) -> Config:
 # positions are what is scarce. The rate stays constant: go9 with small's drops (at half and three
 # quarters of 1200 steps) fitted its small window tighter and lost games to random after them
 # (docs/results/learning, section 6). Chess samples each position about 4 times (16 updates of 256 on
-# 1,024 new positions a step): its best run so far, 0.94 against random at 600 steps (section 9).
+# 1,024 new positions a step): its best run so far, 0.94 against random at 600 steps (section 9). Shogi
+# plateaus at 0.73-0.91 against random from step 50 on, at 4 updates a step or 16 (section 9), so its run
+# is 300 steps: about 50 minutes of training on one core and 45 of evaluation (shogi_pcr's 10 s a step and
+# ~15 minutes an evaluation), where 1500 steps would take about 8 hours.
 _CPU = {
     # game: (blocks, channels, simulations, games, window, train batch, updates, steps, learning rate)
     "tictactoe": (2, 32, 32, 128, 16384, 256, 8, 150, 0.1),
@@ -116,7 +119,7 @@ _CPU = {
     "go9": (2, 32, 16, 64, 32768, 256, 4, 1200, 0.02),
     "go": (2, 32, 16, 16, 32768, 256, 4, 1500, 0.02),
     "chess": (2, 32, 16, 64, 32768, 256, 16, 800, 0.002),
-    "shogi": (2, 32, 16, 64, 32768, 256, 4, 1500, 0.002),
+    "shogi": (2, 32, 16, 64, 32768, 256, 4, 300, 0.002),
 }
 
 # Playout-cap randomisation for the big games (KataGo: Wu 2019, section 3.1, its fraction 0.25): a quarter
