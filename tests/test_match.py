@@ -82,7 +82,7 @@ def test_a_crashed_engine_is_reported_restarted_and_no_game_is_lost(tmp_path):
   rows = _rows(tmp_path)
   assert len(rows) == 3 and rows[0]["points"] == "" and rows[0]["reason"].startswith("aborted")
   # The aborted game's record keeps the moves played before the crash (the kill came at ply 4 or later).
-  assert len(games[0].moves) >= 4 and rows[0]["plies"] == str(len(games[0].moves))
+  assert len(games[0].moves) >= 4 and rows[0]["plies"] == str(len(games[0].moves)) and games[0].seconds > 0
   first = (tmp_path / "games.sgf").read_text().splitlines()[0]
   assert "RE[?]" in first and first.count(";B[") + first.count(";W[") == len(games[0].moves)
 

@@ -37,9 +37,11 @@ OPPONENTS = {"chess": ("stockfish",), "go9": ("gnugo",), "go": ("gnugo",), "shog
 class EngineFailure(RuntimeError):
   """The engine died, hung, or said something that is not a legal move.
 
-  `moves`: the game's moves up to the failure, so that the record of an aborted game keeps them."""
+  `moves` and `seconds`: the game's moves up to the failure and its time, so that the record of an aborted
+  game keeps them."""
 
   moves: tuple[str, ...] = ()
+  seconds: float = 0.0
 
 
 def find_engine(name: str, path: str | None = None) -> str:
@@ -291,7 +293,7 @@ def play_game(index: int, thinker: Thinker, opponent: Opponent, game: str, agent
         except IllegalMove as e:
           raise EngineFailure(f"{opponent.name} played {move!r}, which is not legal here ({e})") from None
   except EngineFailure as e:
-    e.moves = tuple(position.moves)
+    e.moves, e.seconds = tuple(position.moves), time.time() - started
     raise
   if resigned is not None:
     points, reason = (1.0 if resigned != agent_colour else 0.0), ("resignation" if resigned != agent_colour
@@ -395,7 +397,7 @@ def run_match(thinker: Thinker, make_opponent, game: str, games: int, out: Path,
       except EngineFailure as e:
         failures += 1
         log(f"game {i + 1}: aborted: {e}")
-        outcome = GameOutcome(i, i % 2, None, f"aborted: {e}", list(e.moves), 0.0)
+        outcome = GameOutcome(i, i % 2, None, f"aborted: {e}", list(e.moves), e.seconds)
         opponent.close()
         if failures >= 2:
           records.add(outcome)
