@@ -43,6 +43,11 @@ class NetworkConfig:
   # Precision of the network in search (self-play, arena, engines): float32 (the paper) | bfloat16.
   # Training is always float32.
   inference_dtype: str = "float32"
+  # Go only: KataGo's auxiliary ownership target (Wu 2019, arXiv:1902.10565, section 4.1: "ownership and
+  # score targets", 1.65x less compute to the same strength together). A 1x1 head predicts who owns each
+  # point at the end of the game; its loss, this weight times the mean per-point cross-entropy, joins
+  # eq. 1 (KataGo's weight: 1.5). 0 = no head (the papers).
+  ownership: float = 0.0
 
 
 @_section
@@ -275,7 +280,8 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
   _check(c.search.compact_tree in COMPACT_TREES, "search.compact_tree", c.search.compact_tree,
          f"one of {', '.join(COMPACT_TREES)}")
   _check(c.train.optimizer in OPTIMIZERS, "train.optimizer", c.train.optimizer, f"one of {', '.join(OPTIMIZERS)}")
-  for name, on in (("search.random_symmetry", c.search.random_symmetry), ("train.augment", c.train.augment)):
+  for name, on in (("search.random_symmetry", c.search.random_symmetry), ("train.augment", c.train.augment),
+                   ("network.ownership", c.network.ownership)):
     _check(not on or c.game in ("go9", "go"), name, on, f"only for Go (go9, go): {c.game}'s board is not symmetric")
   _check(c.train.update_loop in UPDATE_LOOPS, "train.update_loop", c.train.update_loop,
          f"one of {', '.join(UPDATE_LOOPS)}")

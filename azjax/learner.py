@@ -4,7 +4,8 @@
 
 `p` is the network's policy renormalised over the legal moves (AlphaZero
 Methods: "Illegal moves are masked out by setting their probabilities to zero,
-and re-normalising"). Gradients are averaged over every position of the global
+and re-normalising"). With `network.ownership` (Go), the ownership head's loss,
+weighted, joins the sum (KataGo's auxiliary target; `ownership_loss_sum`). Gradients are averaged over every position of the global
 minibatch: each device sums its share, and the sums meet in one `psum`.
 """
 
@@ -27,6 +28,7 @@ class Losses(NamedTuple):
   value: chex.Array
   policy: chex.Array
   l2: chex.Array
+  ownership: chex.Array  # the ownership head's unweighted loss; 0 without one
 
 
 def learning_rate_schedule(config: TrainConfig) -> optax.Schedule:
@@ -59,6 +61,14 @@ def data_loss_sums(logits, value, batch: Batch):
   return jnp.sum(batch.weight * jnp.square(batch.value - value)), jnp.sum(batch.weight * cross_entropy)
 
 
+def ownership_loss_sum(ownership_logits, batch: Batch):
+  """Weighted sum over the batch's positions that have an ownership target of the mean per-point binary
+  cross-entropy between the head and the final owner: probability (1 + o) / 2 that the mover owns the
+  point, so a point owned by neither side is a target of one half (KataGo)."""
+  cross_entropy = optax.sigmoid_binary_cross_entropy(ownership_logits, (1.0 + batch.ownership) / 2).mean(-1)
+  return jnp.sum(batch.weight * batch.owned * cross_entropy)
+
+
 def update_loop_form(form: str) -> str:
   """`train.update_loop` resolved for this backend: "auto" is "unrolled" on CPU and "scan" elsewhere."""
   if form != "auto":
@@ -86,10 +96,11 @@ def scan_updates(body, carry, xs, form: str = "auto"):
 
 
 def make_update(network: Network, optimizer: optax.GradientTransformation, config: TrainConfig,
-                axis_name: str | None = None):
+                axis_name: str | None = None, ownership_weight: float = 0.0):
   """Returns `update(params, bn_state, opt_state, batch) -> (params, bn_state, opt_state, Losses)`.
 
   With `axis_name`, `batch` is this device's share and the result is the same on every device.
+  `ownership_weight` (`network.ownership`) weighs the ownership loss; the batch then carries its targets.
   """
 
   def psum(x):
@@ -101,17 +112,23 @@ def make_update(network: Network, optimizer: optax.GradientTransformation, confi
     # randomisation): the policy term averages over the positions that have one.
     policy_count = jnp.maximum(psum(jnp.sum(batch.weight * (batch.policy.sum(-1) > 0))), 1.0)
 
-    def data_loss(params):
-      (logits, value), new_bn_state = network.apply(params, bn_state, batch.obs, True)
-      value_sum, policy_sum = data_loss_sums(logits, value, batch)
-      return value_sum / count + policy_sum / policy_count, (value_sum, policy_sum, new_bn_state)
+    owned_count = jnp.maximum(psum(jnp.sum(batch.weight * batch.owned)), 1.0) if ownership_weight else 1.0
 
-    grads, (value_sum, policy_sum, new_bn_state) = jax.grad(data_loss, has_aux=True)(params)
+    def data_loss(params):
+      (logits, value, ownership), new_bn_state = network.apply_ownership(params, bn_state, batch.obs, True)
+      value_sum, policy_sum = data_loss_sums(logits, value, batch)
+      ownership_sum = ownership_loss_sum(ownership, batch) if ownership_weight else jnp.zeros(())
+      loss = value_sum / count + policy_sum / policy_count + ownership_weight * ownership_sum / owned_count
+      return loss, (value_sum, policy_sum, ownership_sum, new_bn_state)
+
+    grads, (value_sum, policy_sum, ownership_sum, new_bn_state) = jax.grad(data_loss, has_aux=True)(params)
     l2, l2_grads = jax.value_and_grad(l2_penalty)(params, config.l2)
     grads = jax.tree.map(lambda g, r: psum(g) + r, grads, l2_grads)
     updates, opt_state = optimizer.update(grads, opt_state, params)
     params = optax.apply_updates(params, updates)
     value_loss, policy_loss = psum(value_sum) / count, psum(policy_sum) / policy_count
-    return params, new_bn_state, opt_state, Losses(value_loss + policy_loss + l2, value_loss, policy_loss, l2)
+    ownership_loss = psum(ownership_sum) / owned_count
+    total = value_loss + policy_loss + ownership_weight * ownership_loss + l2
+    return params, new_bn_state, opt_state, Losses(total, value_loss, policy_loss, l2, ownership_loss)
 
   return update

@@ -2,7 +2,9 @@
 
 A convolutional stem, `blocks` residual blocks of `channels` filters with batch
 norm, a policy head over every pgx action and a tanh value head. `f(s) = (p, v)`
-with `v` the expected outcome for the player to move.
+with `v` the expected outcome for the player to move. With `config.ownership` (Go), a 1x1
+convolution of the trunk also predicts who owns each point at the end (KataGo's auxiliary target):
+training reads it through `apply_ownership`; search never computes it.
 """
 
 from __future__ import annotations
@@ -18,12 +20,15 @@ from azjax.config import NetworkConfig
 
 
 class Network(NamedTuple):
-  """`init(key, obs) -> (params, bn_state)`; `apply(params, bn_state, obs, is_training) -> ((logits, value), bn_state)`.
+  """`init(key, obs) -> (params, bn_state)`; `apply(params, bn_state, obs, is_training) -> ((logits, value), bn_state)`;
+  `apply_ownership(...)`, the same with `((logits, value, ownership_logits), bn_state)`.
 
-  obs: [B, H, W, C] (any dtype; cast to float32); logits: [B, A]; value: [B] in [-1, 1].
+  obs: [B, H, W, C] (any dtype; cast to float32); logits: [B, A]; value: [B] in [-1, 1]; ownership_logits:
+  [B, H * W], the logit that the mover owns each point at the end (None without `config.ownership`).
   """
   init: callable
   apply: callable
+  apply_ownership: callable
 
 
 def _batch_norm(axis_name):
@@ -57,7 +62,8 @@ def make_network(config: NetworkConfig, num_actions: int, axis_name: str | None 
     v = jax.nn.relu(_batch_norm(axis_name)(_conv(1, 1)(x), is_training))
     v = jax.nn.relu(hk.Linear(config.value_hidden)(v.reshape(v.shape[0], -1)))
     value = jnp.tanh(hk.Linear(1)(v))[:, 0]
-    return logits, value
+    ownership = hk.Conv2D(1, 1)(x).reshape(x.shape[0], -1) if config.ownership else None
+    return logits, value, ownership
 
   transformed = hk.without_apply_rng(hk.transform_with_state(forward))
 
@@ -71,13 +77,17 @@ def make_network(config: NetworkConfig, num_actions: int, axis_name: str | None 
                 for name, s in bn_state.items()}
     return params, bn_state
 
-  def apply(params, bn_state, obs, is_training):
+  def apply_ownership(params, bn_state, obs, is_training):
     if dtype == "float32":
       return transformed.apply(params, bn_state, obs.astype(jnp.float32), is_training)
     low = functools.partial(jax.tree.map, lambda x: x.astype(dtype))
-    (logits, value), new_state = transformed.apply(low(params), low(bn_state), obs.astype(dtype), is_training)
+    outputs, new_state = transformed.apply(low(params), low(bn_state), obs.astype(dtype), is_training)
     # Training updates the batch-norm averages: they come back in float32. Inference leaves them as they were.
     new_state = jax.tree.map(lambda new, old: new.astype(old.dtype), new_state, bn_state) if is_training else bn_state
-    return (logits.astype(jnp.float32), value.astype(jnp.float32)), new_state
+    return jax.tree.map(lambda x: x.astype(jnp.float32), outputs), new_state
 
-  return Network(init, apply)
+  def apply(params, bn_state, obs, is_training):
+    (logits, value, _), new_state = apply_ownership(params, bn_state, obs, is_training)
+    return (logits, value), new_state
+
+  return Network(init, apply, apply_ownership)

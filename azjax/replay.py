@@ -11,7 +11,11 @@ window (lane) is full and newer ones overwrite them.
 Lanes live with their games on the same device, so adding, labelling and
 sampling never cross devices. A minibatch takes the same number of positions
 from every lane, uniformly among its labelled positions (stratified uniform
-sampling; lanes fill at the same rate). All functions here are _unbatched_
+sampling; lanes fill at the same rate).
+
+With `ownership_points` (Go, `network.ownership`), a finished game also labels its positions with the
+final board's owner of each point, from the mover's view (KataGo's ownership target); a game that
+did not reach its real end (resignation, the config's length cap) labels them as having none. All functions here are _unbatched_
 (one lane) and vmapped over lanes by the callers via `add`, `finish`, `sample`.
 """
 
@@ -89,7 +93,8 @@ def make_codec(compact: bool, obs: jax.ShapeDtypeStruct, num_actions: int, scala
 
 
 @functools.partial(jax.tree_util.register_dataclass,
-                   data_fields=["obs", "policy", "policy_index", "legal", "mover", "value", "written", "labelled"],
+                   data_fields=["obs", "policy", "policy_index", "legal", "mover", "value", "ownership", "owned", "written",
+                                "labelled"],
                    meta_fields=["codec"])
 @dataclasses.dataclass(frozen=True)
 class Replay:
@@ -100,6 +105,8 @@ class Replay:
   legal: chex.Array  # [lanes, L, A] bool legal moves (the policy is masked to them), or as bits (uint8)
   mover: chex.Array  # [lanes, L] int32 player to move
   value: chex.Array  # [lanes, L] float32 outcome z for the mover (valid once labelled)
+  ownership: chex.Array | None  # [lanes, L, points] int8 final owner of each point for the mover (+1), or None
+  owned: chex.Array | None  # [lanes, L] bool: the position has an ownership target (its game ended for real)
   written: chex.Array  # [lanes] int32 positions ever written to the lane
   labelled: chex.Array  # [lanes] int32 positions ever labelled (= first position of the game in play)
   codec: Codec = Codec()
@@ -115,10 +122,14 @@ class Batch:
   legal: chex.Array  # [N, A]
   value: chex.Array  # [N]
   weight: chex.Array  # [N] 1.0, or 0.0 where the lane had nothing labelled yet
+  ownership: chex.Array | None = None  # [N, points] float32 in {-1, 0, 1}, with `network.ownership`
+  owned: chex.Array | None = None  # [N] float32 1.0 where `ownership` is a target
 
 
-def init(lanes: int, lane_size: int, obs: jax.ShapeDtypeStruct, num_actions: int, codec: Codec = Codec()) -> Replay:
-  """An empty window of `lanes` lanes of `lane_size` positions, stored by `codec` from now on."""
+def init(lanes: int, lane_size: int, obs: jax.ShapeDtypeStruct, num_actions: int, codec: Codec = Codec(),
+         ownership_points: int = 0) -> Replay:
+  """An empty window of `lanes` lanes of `lane_size` positions, stored by `codec` from now on; with
+  `ownership_points`, each position also keeps an ownership target of that many points."""
   stored = jax.eval_shape(codec.encode, obs, jax.ShapeDtypeStruct((num_actions,), jnp.float32),
                           jax.ShapeDtypeStruct((num_actions,), bool))
   obs, policy, index, legal = (None if x is None else jnp.zeros((lanes, lane_size, *x.shape), x.dtype) for x in stored)
@@ -126,6 +137,8 @@ def init(lanes: int, lane_size: int, obs: jax.ShapeDtypeStruct, num_actions: int
       obs=obs, policy=policy, policy_index=index, legal=legal,
       mover=jnp.zeros((lanes, lane_size), jnp.int32),
       value=jnp.zeros((lanes, lane_size), jnp.float32),
+      ownership=jnp.zeros((lanes, lane_size, ownership_points), jnp.int8) if ownership_points else None,
+      owned=jnp.zeros((lanes, lane_size), bool) if ownership_points else None,
       written=jnp.zeros((lanes,), jnp.int32),
       labelled=jnp.zeros((lanes,), jnp.int32),
       codec=codec,
@@ -141,12 +154,16 @@ def _add(lane: Replay, obs, policy, legal, mover) -> Replay:
       mover=lane.mover.at[i].set(mover), written=lane.written + 1)
 
 
-def _finish(lane: Replay, done, rewards) -> Replay:
+def _finish(lane: Replay, done, rewards, ownership=None, owned=None) -> Replay:
   size = lane.mover.shape[0]
   slots = jnp.arange(size)
   # The absolute index of the position now held by each ring slot.
   absolute = lane.written - 1 - (lane.written - 1 - slots) % size
   this_game = done & (absolute >= lane.labelled)
+  if lane.ownership is not None:  # player 0's view -> each position's mover's
+    mine = jnp.where(lane.mover[:, None] == 0, ownership, -ownership).astype(jnp.int8)
+    lane = lane.replace(ownership=jnp.where(this_game[:, None], mine, lane.ownership),
+                        owned=jnp.where(this_game, owned, lane.owned))
   return lane.replace(
       value=jnp.where(this_game, rewards[lane.mover], lane.value),
       labelled=jnp.where(done, lane.written, lane.labelled))
@@ -164,8 +181,10 @@ def _sample(lane: Replay, key, n: int) -> Batch:
   i = (lo + jax.random.randint(key, (n,), 0, jnp.maximum(count, 1))) % lane.mover.shape[0]
   index = None if lane.policy_index is None else lane.policy_index[i]
   obs, policy, legal = jax.vmap(lane.codec.decode)(lane.obs[i], lane.policy[i], index, lane.legal[i])
+  own = {} if lane.ownership is None else dict(ownership=lane.ownership[i].astype(jnp.float32),
+                                                owned=lane.owned[i].astype(jnp.float32))
   return Batch(obs=obs, policy=policy, legal=legal, value=lane.value[i],
-               weight=jnp.broadcast_to((count > 0).astype(jnp.float32), (n,)))
+               weight=jnp.broadcast_to((count > 0).astype(jnp.float32), (n,)), **own)
 
 
 def add(replay: Replay, obs, policy, legal, mover) -> Replay:
@@ -175,9 +194,12 @@ def add(replay: Replay, obs, policy, legal, mover) -> Replay:
   return jax.vmap(_add)(replay, obs, policy, legal, mover)
 
 
-def finish(replay: Replay, done, rewards) -> Replay:
-  """Labels the positions of each lane's game where `done` [lanes] with `rewards` [lanes, 2] (draw: zeros)."""
-  return jax.vmap(_finish)(replay, done, rewards)
+def finish(replay: Replay, done, rewards, ownership=None, owned=None) -> Replay:
+  """Labels the positions of each lane's game where `done` [lanes] with `rewards` [lanes, 2] (draw: zeros),
+  and, if the replay keeps ownership, with `ownership` [lanes, points] (player 0's view) where `owned` [lanes]."""
+  if replay.ownership is None:
+    return jax.vmap(_finish)(replay, done, rewards)
+  return jax.vmap(_finish)(replay, done, rewards, ownership, owned)
 
 
 def sample(replay: Replay, keys, per_lane: int) -> Batch:

@@ -55,6 +55,32 @@ def own_eyes(board: chex.Array, color: chex.Array, size: int) -> chex.Array:
   return (board == 0) & mine.all(axis=-1)
 
 
+def area_ownership(board: chex.Array, size: int) -> chex.Array:
+  """_unbatched_ [size^2] float32: who owns each point under Tromp-Taylor area counting, pgx's scoring:
+  +1 black (its stone, or an empty point from which only black stones can be reached through empty
+  points), -1 white, 0 neither. Black's area minus white's is `sum()`. `board` is pgx's (black > 0)."""
+  nbr = jnp.asarray(_neighbours(size))
+  empty = board == 0
+
+  def spread(reach):  # one more step through empty points
+    return reach | (empty & jnp.concatenate([reach, jnp.array([False])])[nbr].any(-1))
+
+  def fill(reach):
+    return jax.lax.while_loop(lambda c: (c[0] != c[1]).any(), lambda c: (c[1], spread(c[1])),
+                              (reach, spread(reach)))[1]
+
+  black, white = fill(board > 0), fill(board < 0)
+  return (black & ~white).astype(jnp.float32) - (white & ~black).astype(jnp.float32)
+
+
+def final_ownership(state: pgx.State, size: int) -> chex.Array:
+  """[B, size^2] `area_ownership` of each Go game's board from player 0's view (+1: player 0's point)."""
+  x = state._x  # pgx Go's game state: board, and the colour of `current_player`
+  black_is_0 = jnp.where(x.color == 0, state.current_player, 1 - state.current_player) == 0
+  area = jax.vmap(functools.partial(area_ownership, size=size))(x.board)
+  return jnp.where(black_is_0[:, None], area, -area)
+
+
 def go_pass_allowed(state: pgx.State, size: int) -> chex.Array:
   """_unbatched_: the opponent just passed, or every legal non-pass move fills one of the mover's eyes."""
   x = state._x  # pgx Go's game state (board, consecutive passes, colour)

@@ -241,7 +241,10 @@ def play_ply(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Ac
   # Only a real end of game scores; truncation and the length cap are draws. Resigning loses.
   rewards = jnp.where(state.terminated[:, None], state.rewards, 0.0)
   rewards = jnp.where(resigned[:, None], 1.0 - 2.0 * jax.nn.one_hot(mover_id, 2), rewards)
-  replay = replay_lib.finish(replay, done, rewards)
+  ownership = owned = None
+  if replay.ownership is not None:  # KataGo's ownership target: the final board of a game that really ended
+    ownership, owned = rules.final_ownership(state, rules.GO_SIZES[game]), state.terminated & ~resigned
+  replay = replay_lib.finish(replay, done, rewards, ownership, owned)
 
   mover = jax.nn.one_hot(mover_id, 2)[..., None]  # [B, 2, 1]
   values = actors.values + mover * jnp.stack([out.value, out.value ** 2, jnp.ones_like(out.value)], -1)[:, None]

@@ -50,10 +50,12 @@ def observation(obs: chex.Array, k: chex.Array, size: int) -> chex.Array:
   return board(obs.reshape(size * size, -1), k, size).reshape(obs.shape)
 
 
-def augment(key: chex.PRNGKey, obs, policy, legal, size: int):
-  """_unbatched_: one position (obs [H, W, C], policy [A], legal [A]) under a uniformly random symmetry."""
+def augment(key: chex.PRNGKey, obs, policy, legal, ownership=None, *, size: int):
+  """_unbatched_: one position (obs [H, W, C], policy [A], legal [A], and its ownership target [H * W] or None)
+  under a uniformly random symmetry."""
   k = jax.random.randint(key, (), 0, NUM)
-  return observation(obs, k, size), board(policy, k, size), board(legal, k, size)
+  ownership = None if ownership is None else board(ownership, k, size)
+  return observation(obs, k, size), board(policy, k, size), board(legal, k, size), ownership
 
 
 def symmetric_evaluator(evaluate, size: int):

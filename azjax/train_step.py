@@ -119,7 +119,8 @@ def _init(program: Program, key) -> TrainState:
   obs = actors.env.observation
   params, bn_state = program.network.init(net_key, obs[:1])
   replay = replay_lib.init(config.selfplay.batch_size, config.lane_size,
-                           jax.ShapeDtypeStruct(obs.shape[1:], obs.dtype), program.num_actions, program.codec)
+                           jax.ShapeDtypeStruct(obs.shape[1:], obs.dtype), program.num_actions, program.codec,
+                           rules.GO_SIZES[config.game] ** 2 if config.network.ownership else 0)
   best = Best(params=params, bn_state=bn_state, step=jnp.int32(0)) if config.run.gate_games else None
   return TrainState(params=params, bn_state=bn_state, opt_state=program.optimizer.init(params), actors=actors,
                     replay=replay, step=jnp.int32(0), key=key, best=best)
@@ -188,7 +189,7 @@ def _shard_step(program: Program, state: TrainState, coins: chex.Array, phase: s
     if config.selfplay.resign:  # the calibration, with the check games this chunk finished
       metrics["resign_threshold"] = resign_below
       metrics["resign_false_positives"] = selfplay.resign_false_positives(actors.calibration, resign_below, AXIS)
-  update = learner.make_update(program.train_network, program.optimizer, config.train, AXIS)
+  update = learner.make_update(program.train_network, program.optimizer, config.train, AXIS, config.network.ownership)
   per_lane = config.train.batch_size // config.selfplay.batch_size
 
   # Train only once every lane holds a finished game. A minibatch takes the same number of rows from
@@ -203,9 +204,9 @@ def _shard_step(program: Program, state: TrainState, coins: chex.Array, phase: s
     batch = replay_lib.sample(replay, selfplay.per_game_keys(update_key, actors.slot), per_lane)
     if config.train.augment:
       keys = jax.random.split(augment_key, batch.value.shape[0])
-      obs, policy, legal = jax.vmap(functools.partial(symmetry.augment, size=rules.GO_SIZES[config.game]))(
-          keys, batch.obs, batch.policy, batch.legal)
-      batch = batch.replace(obs=obs, policy=policy, legal=legal)
+      obs, policy, legal, ownership = jax.vmap(functools.partial(symmetry.augment, size=rules.GO_SIZES[config.game]))(
+          keys, batch.obs, batch.policy, batch.legal, batch.ownership)
+      batch = batch.replace(obs=obs, policy=policy, legal=legal, ownership=ownership)
     *new, losses = update(*carry, batch)
     keep = lambda n, o: jnp.where(ready, n, o)
     return jax.tree.map(keep, tuple(new), carry), jax.tree.map(lambda x: keep(x, 0.0), losses)
@@ -218,6 +219,7 @@ def _shard_step(program: Program, state: TrainState, coins: chex.Array, phase: s
   metrics.update({
       "loss": losses.total.mean(), "value_loss": losses.value.mean(), "policy_loss": losses.policy.mean(),
       "l2": losses.l2.mean(), "updates": ready * updates,
+      **({"ownership_loss": losses.ownership.mean()} if config.network.ownership else {}),
       "learning_rate": learner.current_learning_rate(opt_state),  # the optimiser's own, at its last update
       "replay_positions": jax.lax.psum(replay_lib.size(replay).sum(), AXIS),
       # Divergence checks the loop reads every step (loop.check_finite): 1.0 while all is well.

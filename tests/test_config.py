@@ -47,6 +47,7 @@ def test_overrides_parse_types():
     ("train.lr_boundaries=5,3", "train.lr_boundaries"),
     ("selfplay.full_search_fraction=0", "selfplay.full_search_fraction"),
     ("selfplay.full_search_fraction=0.5", "selfplay.fast_simulations"),  # no fast search given
+    ("network.ownership=1.5", "network.ownership"),  # Go only
 ])
 def test_bad_overrides_name_the_field(override, field):
   with pytest.raises(ConfigError) as e:

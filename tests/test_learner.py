@@ -99,3 +99,32 @@ def test_logged_learning_rate_is_the_one_the_optimiser_used():
   config = TrainConfig(learning_rate=0.2, lr_boundaries=(1, 3), lr_decay=0.1)
   _, (_, lrs) = _tiny_updates("scan", config)
   np.testing.assert_allclose(lrs, [0.2, 0.02, 0.02, 0.002], rtol=1e-5)  # update k used schedule(k)
+
+
+def test_ownership_head_learns_its_target_only_where_there_is_one():
+  """`network.ownership`: the head fits the final owners of the positions that have them; positions without
+  (a resigned game's) do not pull it; without the switch there is no head at all."""
+  config = NetworkConfig(blocks=1, channels=8, value_hidden=8, ownership=1.5)
+  net = make_network(config, 10)
+  obs = jax.random.bernoulli(jax.random.PRNGKey(0), 0.5, (64, 3, 3, 2))
+  target = 2.0 * obs[..., 0].reshape(64, 9) - 1.0  # the owner: a function of the position
+  owned = (jnp.arange(64) < 48).astype(jnp.float32)
+  target = jnp.where(owned[:, None] > 0, target, -target)  # the rest would teach the opposite
+  batch = Batch(obs=obs, policy=jnp.full((64, 10), 0.1), legal=jnp.ones((64, 10), bool), value=jnp.zeros(64),
+                weight=jnp.ones(64), ownership=target, owned=owned)
+  train = TrainConfig(learning_rate=0.05)
+  params, bn_state = net.init(jax.random.PRNGKey(1), obs)
+  opt = make_optimizer(train)
+  opt_state = opt.init(params)
+  update = jax.jit(make_update(net, opt, train, ownership_weight=config.ownership))
+  first = None
+  for _ in range(100):
+    params, bn_state, opt_state, losses = update(params, bn_state, opt_state, batch)
+    first = float(losses.ownership) if first is None else first
+  (_, _, own), _ = net.apply_ownership(params, bn_state, obs, True)
+  assert first > 0.6 and float(losses.ownership) < 0.2
+  assert np.mean(np.sign(own[:48]) == np.asarray(target[:48])) >= 0.95
+  plain = make_network(NetworkConfig(blocks=1, channels=8, value_hidden=8), 10)
+  plain_params, plain_bn = plain.init(jax.random.PRNGKey(1), obs)
+  assert len(jax.tree.leaves(plain_params)) == len(jax.tree.leaves(params)) - 2  # the head's kernel and bias
+  assert plain.apply_ownership(plain_params, plain_bn, obs, False)[0][2] is None

@@ -126,3 +126,24 @@ def test_the_codec_travels_with_the_replay():
   batch = replay_lib.sample(replay, jax.random.split(jax.random.PRNGKey(1), 2), 1)
   np.testing.assert_array_equal(batch.obs, state.observation)
   np.testing.assert_allclose(batch.policy, policy, rtol=1e-6)
+
+
+def test_a_finished_game_labels_ownership_from_each_movers_view():
+  """With `network.ownership`: the final owners (player 0's view) become each position's target from its
+  mover's view; a game that did not really end (resigned) gives no target, and the other lane waits."""
+  r = replay_lib.init(2, 6, jax.ShapeDtypeStruct((1,), jnp.int32), 3, ownership_points=4)
+  for t in range(3):
+    r = _add(r, [t, 10 + t], [t % 2, (t + 1) % 2])
+  final = jnp.array([[1.0, -1.0, 0.0, 1.0], [1.0, 1.0, 1.0, 1.0]])
+  r = replay_lib.finish(r, jnp.array([True, False]), jnp.array([[1.0, -1.0], [0.0, 0.0]]), final,
+                        jnp.array([True, True]))
+  np.testing.assert_array_equal(r.ownership[0, :3], [[1, -1, 0, 1], [-1, 1, 0, -1], [1, -1, 0, 1]])  # movers 0, 1, 0
+  assert r.owned[0, :3].all() and not r.owned[1].any() and not r.ownership[1].any()
+  r = replay_lib.finish(r, jnp.array([False, True]), jnp.array([[0.0, 0.0], [1.0, -1.0]]), final,
+                        jnp.array([True, False]))  # lane 1 ends by resignation: outcome, no ownership
+  assert not r.owned[1, :3].any() and r.owned[0, :3].all()
+  batch = replay_lib.sample(r, jax.random.split(jax.random.PRNGKey(0), 2), 8)
+  assert batch.ownership.shape == (16, 4) and batch.owned.dtype == jnp.float32
+  np.testing.assert_array_equal(batch.owned, [1.0] * 8 + [0.0] * 8)
+  assert _replay().ownership is None and replay_lib.sample(_replay(), jax.random.split(jax.random.PRNGKey(0), 2),
+                                                           1).ownership is None

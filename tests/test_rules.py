@@ -43,3 +43,32 @@ def test_pass_allowed_once_only_eye_filling_moves_remain():
   mask = jnp.zeros((1, 82), bool).at[0, jnp.array([0, 80, PASS])].set(True)
   full = state.replace(legal_action_mask=mask, _x=x._replace(board=board))
   assert bool(rules.make_legal_moves("go9", "eyes")(full)[0, PASS])
+
+
+def test_area_ownership_is_pgx_score_on_random_finished_games():
+  """KataGo's ownership target: the owners of the final board's points add up to pgx's own result."""
+  env, n = make_env("go9"), 16
+  state = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(1), n))
+  step, outcome, key = jax.jit(jax.vmap(env.step)), np.zeros(n), jax.random.PRNGKey(2)
+  while not bool(state.terminated.all()):
+    key, k = jax.random.split(key)
+    a = jax.random.categorical(k, jnp.where(state.legal_action_mask, 0.0, -jnp.inf).at[:, PASS].add(-3.0))
+    state = step(state, a)
+    outcome += np.asarray(state.rewards[:, 0])
+  own = np.asarray(rules.final_ownership(state, 9))
+  assert set(np.unique(own)) <= {-1.0, 0.0, 1.0} and (own == 0).any() and (np.abs(own) == 1).mean() > 0.8
+  x = state._x
+  black_is_0 = np.asarray(jnp.where(x.color == 0, state.current_player, 1 - state.current_player)) == 0
+  margin = own.sum(-1) + np.where(black_is_0, -7.5, 7.5)  # player 0's area minus player 1's, after komi
+  np.testing.assert_array_equal(np.sign(margin), outcome)
+  assert (outcome == 1).any() and (outcome == -1).any()
+
+
+def test_area_ownership_of_a_hand_made_board():
+  board = np.zeros((9, 9), np.int32)
+  board[:, 2] = 1  # a black wall on column 2: columns 0-1 are black's
+  board[:, 6] = -1  # a white wall on column 6: columns 7-8 are white's; 3-5 touch both
+  board[4, 4] = -1
+  own = np.asarray(rules.area_ownership(jnp.asarray(board.reshape(-1)), 9)).reshape(9, 9)
+  assert (own[:, :3] == 1).all() and (own[:, 6:] == -1).all() and own[4, 4] == -1
+  assert (own[:, 3:6][board[:, 3:6] == 0] == 0).all()

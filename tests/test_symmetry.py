@@ -57,3 +57,17 @@ def test_symmetry_switches_are_go_only_and_train():
   for _ in range(2):
     state, metrics = step(state)
   assert np.isfinite(float(metrics["loss"]))
+
+
+def test_augment_turns_the_ownership_target_with_the_board():
+  env = make_env("go9")
+  state = env.init(jax.random.PRNGKey(0))
+  for a in (3, 40, 12, 70):
+    state = env.step(state, jnp.int32(a))
+  mine = state.observation[..., 0].reshape(-1).astype(jnp.float32)  # the mover's stones as a board-shaped target
+  for seed in range(4):
+    obs, _, _, own = symmetry.augment(jax.random.PRNGKey(seed), state.observation, state.legal_action_mask * 1.0,
+                                      state.legal_action_mask, mine, size=9)
+    np.testing.assert_array_equal(own, obs[..., 0].reshape(-1))
+  assert symmetry.augment(jax.random.PRNGKey(0), state.observation, state.legal_action_mask * 1.0,
+                          state.legal_action_mask, size=9)[3] is None
