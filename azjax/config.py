@@ -62,6 +62,9 @@ class SearchConfig:
   # Go only: pgx (pass always legal, the papers' rules) | eyes (pass only after the opponent passed or
   # when every other move fills one's own eye; rules.py cites it). Against the early-pass collapse.
   go_pass: str = "pgx"
+  # Go only: False keeps moves that fill one's own one-point eye out of the search (MoGo's playout rule, the
+  # other half of go_pass=eyes; rules.py). True: every legal move (the papers).
+  go_fill_eyes: bool = True
   random_symmetry: bool = False  # Go only: each evaluation sees a random rotation/reflection [AGZ] (symmetry.py)
   gumbel_scale: float = 1.0  # gumbel only
   # Children of a search node: its legal moves, up to the game's most (on), or every action (off); auto = on
@@ -280,9 +283,13 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
   _check(c.search.compact_tree in COMPACT_TREES, "search.compact_tree", c.search.compact_tree,
          f"one of {', '.join(COMPACT_TREES)}")
   _check(c.train.optimizer in OPTIMIZERS, "train.optimizer", c.train.optimizer, f"one of {', '.join(OPTIMIZERS)}")
-  for name, on in (("search.random_symmetry", c.search.random_symmetry), ("train.augment", c.train.augment),
-                   ("network.ownership", c.network.ownership)):
-    _check(not on or c.game in ("go9", "go"), name, on, f"only for Go (go9, go): {c.game}'s board is not symmetric")
+  go_only = (("search.random_symmetry", c.search.random_symmetry, c.search.random_symmetry),  # (field, value, set)
+             ("train.augment", c.train.augment, c.train.augment),
+             ("network.ownership", c.network.ownership, c.network.ownership != 0),
+             ("search.go_fill_eyes", c.search.go_fill_eyes, not c.search.go_fill_eyes))
+  for name, value, set_ in go_only:
+    _check(not set_ or c.game in ("go9", "go"), name, value,
+           f"only for Go (go9, go), not {c.game}")
   _check(c.train.update_loop in UPDATE_LOOPS, "train.update_loop", c.train.update_loop,
          f"one of {', '.join(UPDATE_LOOPS)}")
   _check(c.network.inference_dtype in INFERENCE_DTYPES, "network.inference_dtype", c.network.inference_dtype,

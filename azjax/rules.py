@@ -11,6 +11,11 @@ one-point eyes: the rule of the random playouts of Monte-Carlo Go (MoGo, Gelly e
 "Modification of UCT with patterns in Monte-Carlo Go", INRIA RR-6062, section 3; the minigo and
 Pachi playout policies too), where a game ends only once the board is settled, so its
 Tromp-Taylor score is the real one. `"pgx"` keeps pass always legal (the papers' rules).
+
+The same MoGo rule has a second half: a playout never fills one of its own one-point eyes.
+`search.go_fill_eyes = False` applies it to the search too, so a group with two such eyes cannot
+kill itself: against GNU Go (docs/results/learning) the agent, behind, went on filling its own eyes
+after GNU Go passed. True (the default) leaves every legal move to the search (the papers).
 """
 
 from __future__ import annotations
@@ -88,16 +93,27 @@ def go_pass_allowed(state: pgx.State, size: int) -> chex.Array:
   return (x.consecutive_pass_count > 0) | ~board_moves.any()
 
 
-def make_legal_moves(game: str, go_pass: str = "pgx"):
-  """`legal_moves(states [B]) -> [B, A] bool`: the moves search considers under `go_pass`."""
+def keep_eyes(state: pgx.State, size: int) -> chex.Array:
+  """_unbatched_ [A]: pgx's legal moves but those that fill one of the mover's own one-point eyes. Pass is
+  pgx's (always legal), so a move remains."""
+  x = state._x
+  return state.legal_action_mask & ~jnp.append(own_eyes(x.board, x.color, size), False)
+
+
+def make_legal_moves(game: str, go_pass: str = "pgx", fill_eyes: bool = True):
+  """`legal_moves(states [B]) -> [B, A] bool`: the moves search considers under `go_pass` and `fill_eyes`."""
   if go_pass not in GO_PASS_RULES:
     raise ValueError(f"go_pass={go_pass!r}: one of {', '.join(GO_PASS_RULES)}")
-  if go_pass == "pgx" or game not in GO_SIZES:
+  if game not in GO_SIZES or (go_pass == "pgx" and fill_eyes):
     return lambda state: state.legal_action_mask
+  size = GO_SIZES[game]
 
   def legal_moves(state):
-    allowed = jax.vmap(functools.partial(go_pass_allowed, size=GO_SIZES[game]))(state)
-    return state.legal_action_mask.at[:, -1].set(state.legal_action_mask[:, -1] & allowed)
+    legal = state.legal_action_mask if fill_eyes else jax.vmap(functools.partial(keep_eyes, size=size))(state)
+    if go_pass == "pgx":
+      return legal
+    allowed = jax.vmap(functools.partial(go_pass_allowed, size=size))(state)
+    return legal.at[:, -1].set(legal[:, -1] & allowed)
 
   return legal_moves
 

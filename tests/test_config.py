@@ -48,6 +48,8 @@ def test_overrides_parse_types():
     ("selfplay.full_search_fraction=0", "selfplay.full_search_fraction"),
     ("selfplay.full_search_fraction=0.5", "selfplay.fast_simulations"),  # no fast search given
     ("network.ownership=1.5", "network.ownership"),  # Go only
+    ("search.go_fill_eyes=false", "search.go_fill_eyes"),  # Go only
+    ("train.augment=true", "train.augment"),  # Go only
 ])
 def test_bad_overrides_name_the_field(override, field):
   with pytest.raises(ConfigError) as e:

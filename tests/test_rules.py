@@ -45,6 +45,32 @@ def test_pass_allowed_once_only_eye_filling_moves_remain():
   assert bool(rules.make_legal_moves("go9", "eyes")(full)[0, PASS])
 
 
+def test_keeping_eyes_drops_only_the_movers_eye_fills_and_leaves_pass():
+  """MoGo's rule (search.go_fill_eyes=False): black may not fill its own one-point eye; white may play there
+  if it is legal for white; pass stays available, so a mover always has a move."""
+  # Black: 1, 9 around the corner eye 0; 10 closes a second shape so the eye at 0 is not suicide to fill.
+  state = _play([1, 80, 9, 79, 10, 78])
+  assert bool(rules.own_eyes(state._x.board[0], state._x.color[0], 9)[0])  # black to move, 0 is its eye
+  keep = rules.make_legal_moves("go9", "pgx", fill_eyes=False)(state)[0]
+  fill = rules.make_legal_moves("go9", "pgx")(state)[0]
+  assert bool(fill[0]) and not bool(keep[0])
+  np.testing.assert_array_equal(np.delete(np.asarray(keep), 0), np.delete(np.asarray(fill), 0))
+  assert bool(keep[PASS])
+  # With the eyes pass rule too: pass stays out while other board moves remain.
+  both = rules.make_legal_moves("go9", "eyes", fill_eyes=False)(state)[0]
+  assert not bool(both[0]) and not bool(both[PASS]) and int(both.sum()) == int(keep.sum()) - 1
+  # The opponent's view: for white the point 0 is no eye of its own (and filling it would be suicide).
+  white = _play([1, 80, 9, 79, 10, 78, 20])
+  assert not bool(rules.own_eyes(white._x.board[0], white._x.color[0], 9)[0])
+  # A board of black's eyes only: every board move is an eye fill, so black may pass (and only pass).
+  x = state._x
+  board = jnp.ones((1, 81), jnp.int32).at[0, jnp.array([0, 80])].set(0)
+  mask = jnp.zeros((1, 82), bool).at[0, jnp.array([0, 80, PASS])].set(True)
+  full = state.replace(legal_action_mask=mask, _x=x._replace(board=board))
+  only = rules.make_legal_moves("go9", "eyes", fill_eyes=False)(full)[0]
+  assert list(np.flatnonzero(only)) == [PASS]
+
+
 def test_area_ownership_is_pgx_score_on_random_finished_games():
   """KataGo's ownership target: the owners of the final board's points add up to pgx's own result."""
   env, n = make_env("go9"), 16
