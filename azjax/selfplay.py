@@ -12,6 +12,8 @@ depend on how many devices share them.
 
 from __future__ import annotations
 
+import functools
+
 import chex
 import jax
 import jax.numpy as jnp
@@ -50,6 +52,7 @@ class Move:
   """What one ply's search saw, per game: the figures that show a collapse as it starts (issue 16)."""
   ply: chex.Array  # [B] int32 the ply of the move (0 = the game's first)
   is_pass: chex.Array  # [B] bool the move passed (Go; False elsewhere)
+  fills_eye: chex.Array  # [B] bool the move filled one of the mover's own one-point eyes (Go; False elsewhere)
   entropy: chex.Array  # [B] entropy of the search policy (nats)
   kl: chex.Array  # [B] KL(search policy || network prior over the searched moves): what search changed
   prior_value: chex.Array  # [B] the network's value of the position, for its mover
@@ -114,6 +117,7 @@ def chunk_metrics(moves: Move, outcomes: Outcome, axis_name: str | None = None) 
   for lo, hi in zip(STAGES, (*STAGES[1:], None)):
     stage = (moves.ply >= lo) & ((moves.ply < hi) if hi else True)
     m[f"pass_rate_{lo}_{hi or 'end'}"] = psum((stage & moves.is_pass).sum()) / jnp.maximum(psum(stage.sum()), 1)
+  m["eye_fill_rate"] = per_move(moves.fills_eye)  # Go: a side that kills its own groups (search.go_fill_eyes)
   return m
 
 
@@ -252,7 +256,7 @@ def play_ply(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Ac
   sse = (values[..., 1] - 2 * rewards * values[..., 0] + values[..., 2] * rewards ** 2).sum(-1)
   ending = jnp.where(resigned, rules.ENDINGS.index("resignation"), rules.ending(game, state, ply, config.max_plies))
   outcome = Outcome(done=done, plies=ply, rewards=rewards, first=actors.first, ending=ending, value_sse=sse)
-  move = _move_stats(out, action, actors.ply, game, full)
+  move = _move_stats(out, action, actors.ply, game, full, actors.env)
   # A finished check game adds the lowest values of its players who did not lose to its slot's calibration.
   bins = jnp.clip(((low + 1.0) / 2.0 * RESIGN_BINS).astype(jnp.int32), 0, RESIGN_BINS - 1)
   record = (jax.nn.one_hot(bins, RESIGN_BINS) * (rewards >= 0)[..., None]).sum(1)
@@ -268,13 +272,17 @@ def play_ply(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Ac
   return actors, replay, outcome, move
 
 
-def _move_stats(out, action, ply, game: str, full) -> Move:
+def _move_stats(out, action, ply, game: str, full, state: pgx.State) -> Move:
   log_prior = jax.nn.log_softmax(rules.masked_logits(out.prior_logits, out.legal))
   log_weights = jnp.log(jnp.where(out.weights > 0, out.weights, 1.0))
   entropy = -jnp.sum(out.weights * log_weights, axis=-1)
   kl = jnp.sum(jnp.where(out.weights > 0, out.weights * (log_weights - log_prior), 0.0), axis=-1)
-  is_pass = (action == out.weights.shape[-1] - 1) if game in rules.GO_SIZES else jnp.zeros(action.shape, bool)
-  return Move(ply=ply, is_pass=is_pass, entropy=entropy, kl=kl, prior_value=out.prior_value,
+  is_pass = fills_eye = jnp.zeros(action.shape, bool)
+  if game in rules.GO_SIZES:
+    is_pass = action == out.weights.shape[-1] - 1
+    eyes = jax.vmap(functools.partial(rules.own_eyes, size=rules.GO_SIZES[game]))(state._x.board, state._x.color)
+    fills_eye = jnp.take_along_axis(jnp.pad(eyes, ((0, 0), (0, 1))), action[:, None], axis=-1)[:, 0]
+  return Move(ply=ply, is_pass=is_pass, fills_eye=fills_eye, entropy=entropy, kl=kl, prior_value=out.prior_value,
               full=jnp.broadcast_to(full, ply.shape))
 
 

@@ -1,5 +1,6 @@
 import collections
 import dataclasses
+import types
 
 import jax
 import jax.numpy as jnp
@@ -84,7 +85,7 @@ def test_chunk_metrics_count_games_endings_and_a_saturated_value_head():
   """Two plies of two games: game 0 ends by double pass at ply 12, game 1 by a win for its first mover at 40."""
   T, B = 2, 2
   moves = selfplay.Move(ply=jnp.array([[11, 39], [0, 40]]), is_pass=jnp.array([[True, False], [False, False]]),
-                        entropy=jnp.ones((T, B)), kl=jnp.full((T, B), 0.5),
+                        fills_eye=jnp.array([[False, True], [False, False]]), entropy=jnp.ones((T, B)), kl=jnp.full((T, B), 0.5),
                         prior_value=jnp.array([[-1.0, -1.0], [0.2, -0.5]]), full=jnp.ones((T, B), bool))
   outcomes = selfplay.Outcome(done=jnp.array([[True, False], [False, True]]), plies=jnp.array([[12, 40], [1, 41]]),
                               rewards=jnp.array([[[-1.0, 1.0], [0.0, 0.0]], [[0.0, 0.0], [1.0, -1.0]]]),
@@ -97,13 +98,30 @@ def test_chunk_metrics_count_games_endings_and_a_saturated_value_head():
   assert m["value_saturated"] == 0.5 and m["value_saturated_second"] == 1.0 and m["value_saturated_first"] == 0.0
   assert m["pass_rate_0_30"] == 0.5 and m["pass_rate_30_60"] == 0.0 and m["search_kl"] == 0.5
   assert m["value_mse"] == (6.0 + 20.5) / (12 + 41)  # over the moves of the finished games only
+  assert m["eye_fill_rate"] == 0.25
+
+
+def test_a_move_into_the_movers_own_eye_is_counted_as_an_eye_fill():
+  env = make_env("go9")
+  state = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), 2))
+  for a in (1, 80, 9, 79, 10, 78):  # black around the corner point 0, its eye; black to move
+    state = jax.vmap(env.step)(state, jnp.array([a, a]))
+  out = types.SimpleNamespace(prior_logits=jnp.zeros((2, 82)), legal=state.legal_action_mask,
+                              weights=jnp.full((2, 82), 1 / 82), prior_value=jnp.zeros(2))
+  move = selfplay._move_stats(out, jnp.array([0, 40]), jnp.array([6, 6]), "go9", True, state)
+  assert move.fills_eye.tolist() == [True, False] and move.is_pass.tolist() == [False, False]
+  chess = jax.vmap(make_env("chess").init)(jax.random.split(jax.random.PRNGKey(0), 2))
+  out = types.SimpleNamespace(prior_logits=jnp.zeros((2, 4672)), legal=chess.legal_action_mask,
+                              weights=jnp.full((2, 4672), 1 / 4672), prior_value=jnp.zeros(2))
+  assert not selfplay._move_stats(out, jnp.array([0, 1]), jnp.array([0, 0]), "chess", True, chess).fills_eye.any()
 
 
 def test_played_out_length_leaves_out_resigned_games():
   """Three games end in one ply: at 20 by resignation, at 70 and 90 by the rules. All three make the median
   length 70; the played-out median, which a collapse moves and resignation does not, is 80."""
   B = 3
-  moves = selfplay.Move(ply=jnp.array([[19, 69, 89]]), is_pass=jnp.zeros((1, B), bool), entropy=jnp.ones((1, B)),
+  moves = selfplay.Move(ply=jnp.array([[19, 69, 89]]), is_pass=jnp.zeros((1, B), bool),
+                        fills_eye=jnp.zeros((1, B), bool), entropy=jnp.ones((1, B)),
                         kl=jnp.ones((1, B)), prior_value=jnp.zeros((1, B)), full=jnp.ones((1, B), bool))
   resignation = rules.ENDINGS.index("resignation")
   outcomes = selfplay.Outcome(done=jnp.ones((1, B), bool), plies=jnp.array([[20, 70, 90]]),
