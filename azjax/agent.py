@@ -14,7 +14,7 @@ import pgx
 
 from azjax import checkpoint as ckpt
 from azjax.arena import Player, jitted
-from azjax.config import Config
+from azjax.config import Config, ConfigError, apply_overrides
 from azjax.games import make_env
 from azjax.network import make_network
 from azjax.search import choose_move, make_search, root_summary
@@ -45,6 +45,16 @@ class Agent:
   @functools.cached_property
   def network(self):
     return make_network(self.config.network, self.num_actions)
+
+  def with_search(self, overrides) -> "Agent":
+    """This agent with other search settings (`search.field=value` strings: the algorithm, simulations, Go's
+    move rules...). The network and game are the checkpoint's: any other section raises ConfigError."""
+    for item in overrides:
+      path = item.partition("=")[0].strip()
+      if not path.startswith("search."):
+        raise ConfigError(path, item.partition("=")[2], "only search.* fields: the network and game are the "
+                          "checkpoint's")
+    return dataclasses.replace(self, config=apply_overrides(self.config, overrides))
 
   def player(self, name: str | None = None, *, num_simulations: int | None = None, greedy: bool = True) -> Player:
     """This agent as an arena Player (its own search settings unless `num_simulations` overrides them)."""

@@ -2,6 +2,7 @@
 
   python -m experiments.match --game chess --checkpoint runs/chess --opponent stockfish --skill 0 --games 100 --movetime 100
   python -m experiments.match --game go9 --checkpoint runs/go9 --opponent gnugo --level 10 --games 50
+  python -m experiments.match --game go9 --checkpoint runs/go9 --opponent gnugo --level 1 --set search.go_fill_eyes=false
   python -m experiments.match --game shogi --checkpoint runs/shogi --opponent fairy-stockfish --games 20
 
 Engines come from Debian packages: sudo apt-get install stockfish gnugo fairy-stockfish.
@@ -17,6 +18,7 @@ import time
 from pathlib import Path
 
 from azjax.checkpoint import CheckpointError
+from azjax.config import ConfigError
 from azjax.engines import match as m
 from azjax.engines.base import Thinker
 from azjax.agent import load_agent
@@ -40,6 +42,8 @@ def parse(argv):
   p.add_argument("--max-plies", type=int, default=1000)
   p.add_argument("--engine-path", default=None)
   p.add_argument("--seed", type=int, default=0)
+  p.add_argument("--set", action="append", default=[], metavar="search.FIELD=VALUE",
+                 help="play with another search setting than the checkpoint's (repeatable)")
   p.add_argument("--out", default=None, help="output directory (default matches/<game>-<opponent>-<time>)")
   args = p.parse_args(argv)
   if args.opponent not in m.OPPONENTS[args.game]:
@@ -62,8 +66,8 @@ def opponent_factory(args):
 def main(argv=None) -> int:
   args = parse(argv)
   try:
-    agent = load_agent(args.checkpoint)
-  except CheckpointError as e:
+    agent = load_agent(args.checkpoint).with_search(args.set)
+  except (CheckpointError, ConfigError) as e:
     print(f"error: {e}", file=sys.stderr)
     return 2
   if agent.config.game != args.game:
@@ -80,7 +84,8 @@ def main(argv=None) -> int:
   aborted = sum(o.points is None for o in outcomes)
   d, lo, hi = result.elo()
   slo, shi = result.interval()
-  summary = (f"azjax {args.game} step {agent.step} ({thinker.simulations} simulations) against {args.opponent}\n"
+  settings = "".join(f", {s}" for s in args.set)
+  summary = (f"azjax {args.game} step {agent.step} ({thinker.simulations} simulations{settings}) against {args.opponent}\n"
              f"games {result.games} (+{aborted} aborted): {result.wins} wins, {result.draws} draws, "
              f"{result.losses} losses\n"
              f"score {result.score:.3f} (95% CI {slo:.3f}-{shi:.3f})\n"

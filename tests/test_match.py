@@ -1,6 +1,9 @@
 """Short real matches against engines installed from Debian packages (.ci/run installs them)."""
 
 import csv
+import subprocess
+import sys
+from pathlib import Path
 
 import chess.pgn
 import pytest
@@ -8,7 +11,8 @@ import shogi.KIF
 
 from azjax.engines import match as m
 from azjax.engines.base import Thinker
-from conftest import untrained_agent
+from azjax.config import ConfigError
+from conftest import untrained_agent, untrained_checkpoint
 
 
 def _engine(name):
@@ -92,3 +96,28 @@ def test_a_hung_engine_times_out():
   with pytest.raises(m.EngineFailure, match="did not answer"):
     client.read_until(lambda line: True, timeout=0.3)
   client.close()
+
+
+def test_an_agent_plays_with_other_search_settings_but_its_own_network():
+  agent = untrained_agent("go9")
+  keep = agent.with_search(["search.go_fill_eyes=false", "search.num_simulations=8"])
+  assert not keep.config.search.go_fill_eyes and keep.config.search.num_simulations == 8
+  assert keep.params is agent.params and keep.config.network == agent.config.network and agent.config.search.go_fill_eyes
+  for bad, field in (("network.blocks=3", "network.blocks"), ("search.go_fill_eyes=maybe", "search.go_fill_eyes")):
+    with pytest.raises(ConfigError) as e:
+      agent.with_search([bad])
+    assert e.value.field == field
+
+
+def test_match_cli_plays_with_a_search_setting_and_refuses_one_outside_search(tmp_path):
+  run = untrained_checkpoint("go9", tmp_path / "run")
+  r = subprocess.run([sys.executable, "-m", "experiments.match", "--game", "go9", "--checkpoint", run, "--opponent",
+                      "gnugo", "--set", "network.blocks=3", "--out", str(tmp_path / "out")],
+                     cwd=Path(__file__).parent.parent, capture_output=True, text=True, timeout=300)
+  assert r.returncode == 2 and "network.blocks" in r.stderr and not (tmp_path / "out").exists()
+  r = subprocess.run([sys.executable, "-m", "experiments.match", "--game", "go9", "--checkpoint", run, "--opponent",
+                      "gnugo", "--level", "1", "--games", "2", "--simulations", "2", "--set", "search.go_fill_eyes=false",
+                      "--out", str(tmp_path / "out")],
+                     cwd=Path(__file__).parent.parent, capture_output=True, text=True, timeout=600)
+  assert r.returncode == 0, r.stderr
+  assert "(2 simulations, search.go_fill_eyes=false) against gnugo" in (tmp_path / "out" / "summary.txt").read_text()
