@@ -20,6 +20,7 @@ INFERENCE_DTYPES = ("float32", "bfloat16")
 GO_PASS_RULES = ("pgx", "eyes")  # rules.py
 UPDATE_LOOPS = ("auto", "scan", "unrolled")
 COMPACT_TREES = ("auto", "on", "off")  # search.tree_width
+ENGINE_GAMES = ("go9", "go", "chess", "shogi")  # the games a real engine plays (engines.match.OPPONENTS)
 
 
 class ConfigError(ValueError):
@@ -127,6 +128,10 @@ class RunConfig:
   eval_games: int = 64  # games per opponent per evaluation (pairs of one opening, colours swapped)
   eval_pool: int = 2  # earlier evaluated checkpoints each evaluation also plays
   eval_mcts_simulations: int = 0  # > 0 adds pure MCTS (random rollouts) with this many simulations as an anchor
+  # > 0: each evaluation of a run (not a sweep) also plays this many games against the game's real engine, an
+  # anchor nobody here wrote (engines.match.anchor_engine: GNU Go level 1, Stockfish skill 0 at depth 1,
+  # Fairy-Stockfish skill 0); records in engine/step<N>/. Go, chess and shogi; the engine must be installed.
+  eval_engine_games: int = 0
   eval_opening_plies: int = 2  # uniformly random first plies, so evaluation games differ
   keep_checkpoints: int = 3
   # Gating [AGZ] "Evaluator": at each evaluation the trained network plays the one self-play uses,
@@ -310,6 +315,9 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
   for name in ("resign_check_fraction", "resign_false_positives"):
     value = getattr(c.selfplay, name)
     _check(0.0 < value < 1.0, f"selfplay.{name}", value, "must lie in (0, 1)")
+  _check(c.run.eval_engine_games >= 0, "run.eval_engine_games", c.run.eval_engine_games, "must be >= 0")
+  _check(not c.run.eval_engine_games or c.game in ENGINE_GAMES, "run.eval_engine_games", c.run.eval_engine_games,
+         f"0 for {c.game}: real engines play {', '.join(ENGINE_GAMES)}")
   _check(0.5 <= c.run.gate_score < 1.0, "run.gate_score", c.run.gate_score, "must lie in [0.5, 1)")
   _check(not c.run.gate_games or c.run.eval_every >= 1, "run.gate_games", c.run.gate_games,
          "0 unless run.eval_every >= 1 (gating plays at each evaluation)")

@@ -5,7 +5,9 @@
 - `RunEvaluation` (a run): the current network (named `step<N>`) plays `run.eval_games` games
   against each of: the uniform random player (the anchor, Elo 0), pure MCTS with random rollouts
   when `run.eval_mcts_simulations > 0`, and the latest `run.eval_pool` earlier evaluated
-  checkpoints. Every game ever played in the run (evals.csv) goes into one maximum-likelihood fit,
+  checkpoints; with `run.eval_engine_games`, also the game's real engine (GNU Go, Stockfish,
+  Fairy-Stockfish at their weakest), which the fit rates on the same scale, a fixed anchor nobody here
+  wrote. Every game ever played in the run (evals.csv) goes into one maximum-likelihood fit,
   so earlier ratings sharpen as later games link them; elo.csv and elo.png hold the curve.
 - `SeedEvaluation` (a sweep's seed-stacked runs): each seed's network against the anchors alone,
   its Elo fitted with the anchors' own games (played once, anchors.csv); one results.csv row per
@@ -16,9 +18,11 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import shutil
 from pathlib import Path
 
 import jax
+import numpy as np
 
 from azjax import arena, checkpoint as ckpt, elo
 from azjax.agent import Agent
@@ -72,6 +76,33 @@ def play_round(config: Config, agent: Agent, opponents: list[arena.Player], key)
                  "draws": result.draws, "losses": result.losses, "score": result.score, "score_lo": lo,
                  "score_hi": hi, **result.figures})
   return rows
+
+
+def engine_round(config: Config, agent: Agent, out: Path) -> tuple[dict, str]:
+  """The agent against its game's real engine (`run.eval_engine_games`): its evals.csv row, and a line for
+  run.log (with the mean margin by the engine's own count, for Go). The records go to `out`, played again
+  whole if a kill cut them short."""
+  from azjax.engines import match  # noqa: PLC0415  (the engines' processes: only when asked for)
+  from azjax.engines.base import Thinker  # noqa: PLC0415
+  shutil.rmtree(out, ignore_errors=True)
+  result, outcomes = match.run_match(Thinker(agent, seed=agent.step), match.anchor_engine(config.game), config.game,
+                                     config.run.eval_engine_games, out, opening_plies=config.run.eval_opening_plies,
+                                     seed=agent.step, log=lambda line: None)
+  finished = [o for o in outcomes if o.points is not None]
+  plies = np.array([len(o.moves) for o in finished] or [0])
+  seat = lambda c: float(np.mean([o.points for o in finished if o.agent_colour == c] or [np.nan]))
+  lo, hi = result.interval()
+  row = {"step": agent.step, "player": player_name(agent.step), "opponent": outcomes[0].opponent,
+         "wins": result.wins, "draws": result.draws, "losses": result.losses, "score": result.score, "score_lo": lo,
+         "score_hi": hi, "mean_game_length": float(plies.mean()), "game_length_p50": float(np.median(plies)),
+         "score_moving_first": seat(0), "score_moving_second": seat(1)}
+  margins = [m for m in map(match.agent_margin, finished) if m is not None]
+  margin = f", mean margin {np.mean(margins):+.1f} points by its count" if margins else ""
+  aborted = len(outcomes) - len(finished)
+  line = (f"step {agent.step}: {row['player']} against {row['opponent']}: {result.wins} wins, {result.draws} draws, "
+          f"{result.losses} losses{f' ({aborted} aborted)' if aborted else ''}, score {result.score:.3f} (95% CI "
+          f"{lo:.3f}-{hi:.3f}){margin}; records in {out}")
+  return row, line
 
 
 def fit_curve(rows: list[dict]) -> tuple[elo.Ratings, list[dict]]:
@@ -143,6 +174,9 @@ class RunEvaluation:
 
   def __init__(self, config: Config, mngr, abstract_model):
     self.config, self.mngr, self.abstract_model = config, mngr, abstract_model
+    if config.run.eval_engine_games:  # a missing engine stops the run now, naming its package, not at step N
+      from azjax.engines import match  # noqa: PLC0415
+      match.anchor_engine(config.game)
     self.result, self.ratings = None, None  # the latest against uniform random, and every rating
 
   def open(self, run_dir: Path, step: int) -> bool:
@@ -162,6 +196,11 @@ class RunEvaluation:
       lines.append(f"step {step}: {row['player']} against {row['opponent']}: {row['wins']} wins, {row['draws']} "
                    f"draws, {row['losses']} losses, score {row['score']:.3f} (95% CI {row['score_lo']:.3f}-"
                    f"{row['score_hi']:.3f})")
+    if config.run.eval_engine_games:
+      row, line = engine_round(config, agent, self.run_dir / "engine" / f"step{step}")
+      self.csv.append(row)
+      games.append(row)
+      lines.append(line)
     self.ratings, curve = fit_curve(read_rows(self.run_dir / "evals.csv"))
     write_curve(self.run_dir, curve)
     plot_curve(curve, self.ratings, self.run_dir / "elo.png", f"{config.game}: Elo over training")
@@ -169,8 +208,9 @@ class RunEvaluation:
     self.result = arena.MatchResult(wins=vs_random["wins"], draws=vs_random["draws"], losses=vs_random["losses"])
     lines.append(f"step {step}: Elo {now['elo']:.0f} (95% CI {now['elo_lo']:.0f} to {now['elo_hi']:.0f}) with "
                  f"random = 0")
-    figures = {f"{r['opponent']}/{k}": v for r in games for k, v in r.items() if k in arena.FIGURES}
-    return Report(scalars={**{f"score_vs_{r['opponent']}": r["score"] for r in games}, "elo": now["elo"], **figures},
+    tag = lambda r: r["opponent"].replace(" ", "_")  # an engine's name has spaces: "gnugo level 1"
+    figures = {f"{tag(r)}/{k}": v for r in games for k, v in r.items() if k in arena.FIGURES}
+    return Report(scalars={**{f"score_vs_{tag(r)}": r["score"] for r in games}, "elo": now["elo"], **figures},
                   lines=lines, summary=f"step {step}: Elo {now['elo']:.0f} ({now['elo_lo']:.0f} to "
                                        f"{now['elo_hi']:.0f}); against uniform random: {self.result}")
 

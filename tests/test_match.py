@@ -121,3 +121,24 @@ def test_match_cli_plays_with_a_search_setting_and_refuses_one_outside_search(tm
                      cwd=Path(__file__).parent.parent, capture_output=True, text=True, timeout=600)
   assert r.returncode == 0, r.stderr
   assert "(2 simulations, search.go_fill_eyes=false) against gnugo" in (tmp_path / "out" / "summary.txt").read_text()
+
+
+def test_a_runs_evaluations_play_the_real_engine_and_rate_it(tmp_path):
+  """run.eval_engine_games: each evaluation also plays GNU Go level 1; its games join evals.csv and the Elo fit
+  (GNU Go gets a rating on the run's scale), their records and GNU Go's own counts land in engine/step<N>/."""
+  run = tmp_path / "run"
+  r = subprocess.run([sys.executable, "-m", "experiments.go9", "--preset", "smoke", "--set", "train.num_steps=2",
+                      "--set", "run.eval_games=2", "--set", "run.eval_engine_games=2", "--run-dir", str(run),
+                      "--no-progress"], cwd=Path(__file__).parent.parent, capture_output=True, text=True, timeout=900)
+  assert r.returncode == 0, r.stderr[-3000:]
+  with (run / "evals.csv").open() as f:
+    rows = {row["opponent"]: row for row in csv.DictReader(f)}
+  engine = rows["gnugo level 1"]
+  assert engine["step"] == "2" and sum(int(engine[k]) for k in ("wins", "draws", "losses")) == 2
+  assert float(engine["mean_game_length"]) > 0 and "random" in rows
+  results = _rows(run / "engine" / "step2")
+  assert len(results) == 2 and all(row["reason"].startswith("gnugo level 1's count ") for row in results)
+  assert len((run / "engine" / "step2" / "games.sgf").read_text().splitlines()) == 2
+  log = (run / "run.log").read_text()
+  assert "against gnugo level 1: " in log and "mean margin" in log
+  assert (run / "elo.csv").exists()

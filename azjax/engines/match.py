@@ -17,6 +17,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import datetime
+import functools
 import queue
 import shutil
 import subprocess
@@ -100,6 +101,7 @@ class LineClient:
 
 class Opponent:
   name: str
+  count: str = ""  # the engine's own count of the last game it judged (GNU Go's `final_score`, like W+7.5)
 
   def new_game(self) -> None:
     pass
@@ -194,7 +196,7 @@ class GtpOpponent(Opponent):
 
   def judge(self, position: Position) -> float | None:
     self.sync(position)
-    score = self.ask("final_score").upper()
+    score = self.count = self.ask("final_score").upper()
     if score.startswith("B+"):
       return 1.0
     if score.startswith("W+"):
@@ -203,6 +205,30 @@ class GtpOpponent(Opponent):
 
   def close(self) -> None:
     self.client.close()
+
+
+def anchor_engine(game: str):
+  """`make_opponent` for the real engine that anchors `game`'s evaluations during training
+  (`run.eval_engine_games`): the weakest settings issue 16 measures against. GNU Go level 1 for Go, Stockfish
+  at skill 0 searching one ply for chess, Fairy-Stockfish at skill 0 and 100 ms a move for shogi. Exits
+  naming the package if the engine is not installed."""
+  if game in ("go9", "go"):
+    return functools.partial(GnuGo, find_engine("gnugo"), 1, 9 if game == "go9" else 19, 7.5)
+  if game == "chess":
+    return functools.partial(Stockfish, find_engine("stockfish"), 1000, 0, depth=1)
+  return functools.partial(FairyStockfish, find_engine("fairy-stockfish"), 100, 0)
+
+
+def agent_margin(outcome: GameOutcome) -> float | None:
+  """The agent's margin in points by a Go engine's count in the game's reason (`... count W+7.5`), or None."""
+  count = outcome.reason.rsplit(" ", 1)[-1]
+  if count[:2] not in ("B+", "W+"):
+    return None
+  try:
+    points = float(count[2:])
+  except ValueError:
+    return None  # B+Resign and the like
+  return points if "BW".index(count[0]) == outcome.agent_colour else -points
 
 
 class GnuGo(GtpOpponent):
@@ -265,6 +291,7 @@ class GameOutcome:
   reason: str
   moves: list[str]
   seconds: float
+  opponent: str = ""  # the engine's name
 
 
 def play_game(index: int, thinker: Thinker, opponent: Opponent, game: str, agent_colour: int, opening: list[int],
@@ -305,11 +332,11 @@ def play_game(index: int, thinker: Thinker, opponent: Opponent, game: str, agent
       verdict = 0.5 + 0.5 * float(returns[0])
       reason = "rules (pgx)"
     else:
-      reason = f"{opponent.name}'s count"
+      reason = f"{opponent.name}'s count {opponent.count}".strip()
     points = verdict if agent_colour == 0 else 1.0 - verdict
   else:
     points, reason = 0.5, f"adjudicated draw at {max_plies} plies"
-  return GameOutcome(index, agent_colour, points, reason, list(position.moves), time.time() - started)
+  return GameOutcome(index, agent_colour, points, reason, list(position.moves), time.time() - started, opponent.name)
 
 
 def random_opening(game: str, plies: int, seed: int) -> list[int]:
@@ -397,7 +424,7 @@ def run_match(thinker: Thinker, make_opponent, game: str, games: int, out: Path,
       except EngineFailure as e:
         failures += 1
         log(f"game {i + 1}: aborted: {e}")
-        outcome = GameOutcome(i, i % 2, None, f"aborted: {e}", list(e.moves), e.seconds)
+        outcome = GameOutcome(i, i % 2, None, f"aborted: {e}", list(e.moves), e.seconds, opponent.name)
         opponent.close()
         if failures >= 2:
           records.add(outcome)
