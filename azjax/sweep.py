@@ -94,6 +94,10 @@ def run_sweep(out: str | Path, game: str, preset_name: str, fixed: list[str], gr
   if base.game != game:
     raise ConfigError("game", base.game, f"{game} (the sweep's --game)")
   combos = combinations(base, parse_grid(grid_items))  # every config is valid before anything runs
+  for _, _, config in combos:  # a sweep's evaluation plays the anchors alone (evaluation.SeedEvaluation)
+    if config.run.eval_engine_games:
+      raise ConfigError("run.eval_engine_games", config.run.eval_engine_games, "0 in a sweep: real engines play "
+                        "in a run's evaluations (python -m experiments.<game>) or in experiments.match")
   out.mkdir(parents=True, exist_ok=True)
   spec_path = out / "sweep.json"
   if spec_path.exists() and json.loads(spec_path.read_text()) != spec:

@@ -32,7 +32,7 @@ def test_seeds_in_one_program_match_single_runs():
   assert not np.array_equal(np.asarray(together.replay.obs[0]), np.asarray(together.replay.obs[1]))
 
 
-def test_grid_parsing_and_bad_values_name_the_field():
+def test_grid_parsing_and_bad_values_name_the_field(tmp_path):
   assert sweep.parse_grid(["search.num_simulations=8, 32", "train.lr_boundaries=[10,20],[30,40]"]) == {
       "search.num_simulations": ["8", "32"], "train.lr_boundaries": ["10,20", "30,40"]}
   base = azjax.preset("tictactoe", "smoke")
@@ -46,6 +46,9 @@ def test_grid_parsing_and_bad_values_name_the_field():
     sweep.combinations(base, sweep.parse_grid(["search.num_simulations=4,x"]))
   with pytest.raises(azjax.ConfigError, match="expected --grid"):
     sweep.parse_grid(["search.num_simulations"])
+  with pytest.raises(azjax.ConfigError, match="run.eval_engine_games.*0 in a sweep"):  # anchors alone in a sweep
+    sweep.run_sweep(tmp_path / "s", "go9", "smoke", ["run.eval_engine_games=2"], [], [0])
+  assert not (tmp_path / "s").exists()
 
 
 def test_cli_rejects_an_unknown_field_before_running(tmp_path):
