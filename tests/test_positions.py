@@ -4,6 +4,7 @@ import random
 from pathlib import Path
 
 import chess
+import numpy as np
 import pgx
 import pytest
 
@@ -92,6 +93,26 @@ def test_go_vertices_scoring_and_illegal_points():
   position.play("D5")
   assert position.area_score(0.5) == -0.5
   assert "X" in position.showboard() and "O" in position.showboard()
+
+
+# A real game (ownership run's step 1200 against GNU Go level 1) in which the search's favourite, F6, repeats an
+# earlier board: pgx lists it as legal (it loses), a referee refuses it. The match died on it before push_best.
+SUPERKO_GAME = ("A5 J5 E5 G6 F6 G7 G5 C5 F7 C7 C4 B4 B5 D4 D5 C3 C6 B8 C4 D8 G8 H8 H5 H6 D3 E4 F4 F8 E3 E7 B7 J3 H4 J4 H3 "
+                "H2 C8 D7 G2 A7 B6 A8 J2 J1 C9 E6 B3 F5 F6 D9 F7 F5 H1 G1 F6 F2 G3 E2 C2 J2 F1 E1 F7 F5").split()
+
+
+def test_the_best_move_a_referee_accepts_plays_when_the_search_prefers_a_superko_repetition():
+  position = GoPosition("go9")
+  for move in SUPERKO_GAME:
+    position.play(move)
+  f6, j6 = position.action_of("F6"), position.action_of("J6")
+  assert position.legal(f6)  # pgx's mask allows it...
+  with pytest.raises(IllegalMove, match="superko"):
+    position.push(f6)  # ...the referee does not, and the position is unchanged
+  assert len(position.moves) == len(SUPERKO_GAME)
+  weights = np.zeros(82)
+  weights[f6], weights[j6] = 0.6, 0.3
+  assert position.push_best(weights) == j6 and position.moves[-1] == "J6"
 
 
 def test_pgx_private_uses_are_all_in_the_installed_pgx():

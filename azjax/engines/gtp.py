@@ -150,15 +150,10 @@ class GtpEngine(Engine):
     if self.position.over:
       return "pass"
     self._turn(colour)
-    legal = self.position.legal_actions()
     weights, value, _ = self.thinker.think(self.position.state, self.thinker.simulations, self.position.env)
     if self.resign is not None and value < -self.resign:
       return "resign"
-    action = int(legal[weights[legal].argmax()])
-    try:
-      self.position.push(action)
-    except IllegalMove:  # superko: the search thought it legal; pass instead
-      self.position.play("pass")
+    self.position.push_best(weights)
     self.inserted.append(False)
     return self.position.moves[-1]
 

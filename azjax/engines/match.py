@@ -307,9 +307,8 @@ def play_game(index: int, thinker: Thinker, opponent: Opponent, game: str, agent
   try:
     while not position.over and len(position.moves) < max_plies:
       if position.color == agent_colour:
-        legal = position.legal_actions()
         weights, _, _ = thinker.think(position.state, thinker.simulations, position.env)
-        position.push(int(legal[np.argmax(weights[legal])]))
+        position.push_best(weights)
       else:
         move = opponent.move(position)
         if move in ("resign", "win"):  # USI's `win` declares a win (entering king); treated as our resignation

@@ -114,6 +114,19 @@ class Position:
     self.hosts.append(pgx_private.host(self.states[-1]))
     self.moves.append(move)
 
+  def push_best(self, weights: np.ndarray) -> int:
+    """Plays the legal move of highest `weights` (a search policy [A]) that the referee accepts; returns it.
+    The search sees pgx's legal moves, where a Go move that repeats an earlier board (superko) is legal and
+    loses; a referee refuses it, and the next best move plays instead (pass, in Go, always can)."""
+    legal = self.legal_actions()
+    for action in legal[np.argsort(-weights[legal], kind="stable")]:
+      try:
+        self.push(int(action))
+        return int(action)
+      except IllegalMove:
+        continue
+    raise IllegalMove("no legal move is left")
+
   def undo(self) -> None:
     if len(self.states) == 1:
       raise IllegalMove("no move to undo")
