@@ -8,7 +8,8 @@ import sys
 
 GAME = ["game_length_p50", "played_out_length_p50", "end_double_pass", "end_cap", "end_repetition", "end_resignation", "end_win",
         "early_pass_end", "first_player_win"]
-STEP = ["policy_entropy", "search_kl", "value_std", "value_saturated", "value_loss", "policy_loss", "learning_rate"]
+STEP = ["eye_fill_rate", "policy_entropy", "search_kl", "value_std", "value_saturated", "value_loss", "policy_loss", "ownership_loss",
+        "learning_rate"]
 
 
 def windows(rows, width):
@@ -21,8 +22,9 @@ def windows(rows, width):
 def main(path, width=100):
   rows = list(csv.DictReader(open(path)))
   game = [k for k in GAME if k in rows[0]]  # older runs lack the later figures (resignation's)
-  print("| steps | games | " + " | ".join(game + STEP) + " |")
-  print("|---" * (2 + len(game) + len(STEP)) + "|")
+  step = [k for k in STEP if k in rows[0]]
+  print("| steps | games | " + " | ".join(game + step) + " |")
+  print("|---" * (2 + len(game) + len(step)) + "|")
   for w in windows(rows, width):
     games = [float(r["games"]) for r in w]
     total = sum(games)
@@ -31,7 +33,7 @@ def main(path, width=100):
       weights = [g * (1 - float(r["end_resignation"])) if k == "played_out_length_p50" else g
                  for r, g in zip(w, games)]  # the played-out median is over the games not resigned
       cells.append(f"{sum(float(r[k]) * x for r, x in zip(w, weights)) / (sum(weights) or 1):.2f}")
-    for k in STEP:
+    for k in step:
       cells.append(f"{sum(float(r[k]) for r in w) / len(w):.3g}")
     print("| " + " | ".join(cells) + " |")
 
