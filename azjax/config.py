@@ -64,7 +64,8 @@ class SearchConfig:
   # when every other move fills one's own eye; rules.py cites it). Against the early-pass collapse.
   go_pass: str = "pgx"
   # Go only: False keeps moves that fill one's own one-point eye out of the search (MoGo's playout rule, the
-  # other half of go_pass=eyes; rules.py). True: every legal move (the papers).
+  # other half of go_pass=eyes; rules.py). True: every legal move (the papers). Measured on go9's cpu preset:
+  # lost 10-54 to the same run without it at 1200 steps (docs/results/learning, section 10).
   go_fill_eyes: bool = True
   random_symmetry: bool = False  # Go only: each evaluation sees a random rotation/reflection [AGZ] (symmetry.py)
   gumbel_scale: float = 1.0  # gumbel only
