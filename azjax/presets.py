@@ -134,12 +134,19 @@ _CPU_PLAYOUT_CAP = {game: dict(full_search_fraction=0.25, fast_simulations=4) fo
 # Unmeasured on 19x19, so off there as in AlphaZero.
 _CPU_RESIGN = {"go9": dict(resign=True)}
 
+# KataGo's ownership target (Wu 2019, section 4.1; its weight 1.5) for go9: at the preset's 1200 steps the network
+# with it beat the one without 40-24 (seed 0), and lost to GNU Go level 1 by less: mean margins -59.3 against -74.7
+# (seed 0) and -66.1 against -72.5 (seed 1), 1 and 2 wins of 20 against 0 and 1 (docs/results/learning, section
+# 10). `--set network.ownership=0` for the papers' network. Unmeasured on 19x19, so off there.
+_CPU_OWNERSHIP = {"go9": 1.5}
+
 
 def _cpu(game: str) -> Config:
   blocks, channels, sims, games, window, batch, updates, steps, lr = _CPU[game]
   return Config(
       game=game,
-      network=NetworkConfig(blocks=blocks, channels=channels, value_hidden=channels * 2),
+      network=NetworkConfig(blocks=blocks, channels=channels, value_hidden=channels * 2,
+                            ownership=_CPU_OWNERSHIP.get(game, 0.0)),
       search=SearchConfig(**dict(PAPER_SEARCH, algorithm="gumbel", num_simulations=sims,
                                  go_pass=_GO_PASS.get(game, "pgx"))),
       selfplay=SelfPlayConfig(batch_size=games, chunk_plies=16, temperature_plies=PAPER_TEMPERATURE_PLIES,
