@@ -86,18 +86,16 @@ def final_ownership(state: pgx.State, size: int) -> chex.Array:
   return jnp.where(black_is_0[:, None], area, -area)
 
 
-def go_pass_allowed(state: pgx.State, size: int) -> chex.Array:
-  """_unbatched_: the opponent just passed, or every legal non-pass move fills one of the mover's eyes."""
+def searched_moves(state: pgx.State, size: int, go_pass: str, fill_eyes: bool) -> chex.Array:
+  """_unbatched_ [A]: pgx's legal moves narrowed by the two halves of MoGo's rule, from one look at the
+  mover's eyes. `fill_eyes=False`: no move into one of the mover's own one-point eyes. `go_pass="eyes"`: pass
+  only once the opponent has just passed or every legal board move fills one of those eyes (so a move
+  always remains)."""
   x = state._x  # pgx Go's game state (board, consecutive passes, colour)
-  board_moves = state.legal_action_mask[:-1] & ~own_eyes(x.board, x.color, size)
-  return (x.consecutive_pass_count > 0) | ~board_moves.any()
-
-
-def keep_eyes(state: pgx.State, size: int) -> chex.Array:
-  """_unbatched_ [A]: pgx's legal moves but those that fill one of the mover's own one-point eyes. Pass is
-  pgx's (always legal), so a move remains."""
-  x = state._x
-  return state.legal_action_mask & ~jnp.append(own_eyes(x.board, x.color, size), False)
+  legal = state.legal_action_mask
+  board_moves = legal[:-1] & ~own_eyes(x.board, x.color, size)
+  pass_ok = legal[-1] & ((x.consecutive_pass_count > 0) | ~board_moves.any()) if go_pass == "eyes" else legal[-1]
+  return jnp.append(legal[:-1] if fill_eyes else board_moves, pass_ok)
 
 
 def make_legal_moves(game: str, go_pass: str = "pgx", fill_eyes: bool = True):
@@ -106,16 +104,7 @@ def make_legal_moves(game: str, go_pass: str = "pgx", fill_eyes: bool = True):
     raise ValueError(f"go_pass={go_pass!r}: one of {', '.join(GO_PASS_RULES)}")
   if game not in GO_SIZES or (go_pass == "pgx" and fill_eyes):
     return lambda state: state.legal_action_mask
-  size = GO_SIZES[game]
-
-  def legal_moves(state):
-    legal = state.legal_action_mask if fill_eyes else jax.vmap(functools.partial(keep_eyes, size=size))(state)
-    if go_pass == "pgx":
-      return legal
-    allowed = jax.vmap(functools.partial(go_pass_allowed, size=size))(state)
-    return legal.at[:, -1].set(legal[:, -1] & allowed)
-
-  return legal_moves
+  return jax.vmap(functools.partial(searched_moves, size=GO_SIZES[game], go_pass=go_pass, fill_eyes=fill_eyes))
 
 
 # How a finished game ended, one code per game (self-play's diagnostics count them).
