@@ -73,6 +73,12 @@ class SearchConfig:
   # where that bound is far below the action count (chess, shogi), so the tree shrinks (search.tree_width).
   compact_tree: str = "auto"
   max_considered_actions: int = 16  # gumbel only
+  # Per-ply discount of values: 1 in the papers (a win is a win). Below 1, a win in fewer plies is worth more,
+  # in the search (mctx's discount, as MuZero's) and in the value target (z * discount^(plies to the end - 1),
+  # replay.py): a network that wins on material against a weak mover but never mates (chess's draws against
+  # random, docs/results/learning, section 9) learns that the shorter win is the better one, the aim of Lc0's
+  # moves-left head. The network's values are then discounted ones, so agents play with the run's discount.
+  discount: float = 1.0
 
 
 @_section
@@ -309,6 +315,7 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
     _check(value >= 1, name, value, "must be >= 1")
   _check(0.0 <= c.search.dirichlet_fraction <= 1.0, "search.dirichlet_fraction", c.search.dirichlet_fraction,
          "must lie in [0, 1]")
+  _check(0.0 < c.search.discount <= 1.0, "search.discount", c.search.discount, "a number in (0, 1]; 1 = the papers")
   _check(-1.0 <= c.search.unvisited_value <= 1.0, "search.unvisited_value", c.search.unvisited_value,
          "must lie in [-1, 1]")
   _check(c.search.algorithm != "gumbel" or c.search.max_considered_actions >= 2, "search.max_considered_actions",

@@ -154,7 +154,7 @@ def _add(lane: Replay, obs, policy, legal, mover) -> Replay:
       mover=lane.mover.at[i].set(mover), written=lane.written + 1)
 
 
-def _finish(lane: Replay, done, rewards, ownership=None, owned=None) -> Replay:
+def _finish(lane: Replay, done, rewards, ownership=None, owned=None, discount: float = 1.0) -> Replay:
   size = lane.mover.shape[0]
   slots = jnp.arange(size)
   # The absolute index of the position now held by each ring slot.
@@ -164,8 +164,11 @@ def _finish(lane: Replay, done, rewards, ownership=None, owned=None) -> Replay:
     mine = jnp.where(lane.mover[:, None] == 0, ownership, -ownership).astype(jnp.int8)
     lane = lane.replace(ownership=jnp.where(this_game[:, None], mine, lane.ownership),
                         owned=jnp.where(this_game, owned, lane.owned))
+  z = rewards[lane.mover]
+  if discount != 1.0:  # the position `lane.written - 1` made the last move: z itself, one ply earlier z * discount
+    z = z * discount ** (lane.written - 1 - absolute).astype(jnp.float32)
   return lane.replace(
-      value=jnp.where(this_game, rewards[lane.mover], lane.value),
+      value=jnp.where(this_game, z, lane.value),
       labelled=jnp.where(done, lane.written, lane.labelled))
 
 
@@ -194,12 +197,14 @@ def add(replay: Replay, obs, policy, legal, mover) -> Replay:
   return jax.vmap(_add)(replay, obs, policy, legal, mover)
 
 
-def finish(replay: Replay, done, rewards, ownership=None, owned=None) -> Replay:
+def finish(replay: Replay, done, rewards, ownership=None, owned=None, discount: float = 1.0) -> Replay:
   """Labels the positions of each lane's game where `done` [lanes] with `rewards` [lanes, 2] (draw: zeros),
+  each discounted by `discount` per ply before the game's last move (search.discount; 1 = the outcome as it is),
   and, if the replay keeps ownership, with `ownership` [lanes, points] (player 0's view) where `owned` [lanes]."""
+  label = functools.partial(_finish, discount=discount)
   if replay.ownership is None:
-    return jax.vmap(_finish)(replay, done, rewards)
-  return jax.vmap(_finish)(replay, done, rewards, ownership, owned)
+    return jax.vmap(label)(replay, done, rewards)
+  return jax.vmap(label)(replay, done, rewards, ownership, owned)
 
 
 def sample(replay: Replay, keys, per_lane: int) -> Batch:

@@ -163,13 +163,15 @@ def lean(state: pgx.State) -> pgx.State:
   return state.replace(observation=jnp.zeros((state.observation.shape[0], 0), state.observation.dtype))
 
 
-def make_recurrent_fn(env: pgx.Env, evaluate: Evaluate, legal_moves: LegalMoves, width: int = 0) -> mctx.RecurrentFn:
+def make_recurrent_fn(env: pgx.Env, evaluate: Evaluate, legal_moves: LegalMoves, width: int = 0,
+                      discount: float = 1.0) -> mctx.RecurrentFn:
   """The one adapter from pgx to mctx: steps the game, evaluates the child, masks its illegal moves.
 
   A branch ends where a game ends, `terminated | truncated`, as in self-play: pgx zeroes the rewards
   of a truncated game, so the search scores it a draw, as self-play's value target does. With `width`
   K > 0 the tree is compact: mctx's actions index the parent's `Node.actions`, and the child's priors
-  are those of its own legal moves."""
+  are those of its own legal moves. `discount` (search.discount) shrinks each ply's value on the way up.
+  """
 
   def recurrent_fn(variables, key, action, node):
     state = node
@@ -185,7 +187,7 @@ def make_recurrent_fn(env: pgx.Env, evaluate: Evaluate, legal_moves: LegalMoves,
     if width:  # the padding's action is illegal: masked
       actions = children(legal, width)
       prior, embedding = gather(prior, actions), Node(state=embedding, actions=actions)
-    return mctx.RecurrentFnOutput(reward=reward, discount=jnp.where(done, 0.0, -1.0), prior_logits=prior,
+    return mctx.RecurrentFnOutput(reward=reward, discount=jnp.where(done, 0.0, -discount), prior_logits=prior,
                                   value=jnp.where(done, 0.0, value)), embedding
 
   return recurrent_fn
@@ -209,7 +211,7 @@ def make_search_with(env: pgx.Env, evaluate: Evaluate, config: SearchConfig, leg
   where `tree_width` says so; the output is the same either way."""
   num_actions = env.num_actions
   width = tree_width(config, game, num_actions)
-  recurrent_fn = make_recurrent_fn(env, evaluate, legal_moves, width)
+  recurrent_fn = make_recurrent_fn(env, evaluate, legal_moves, width, config.discount)
   alpha = dirichlet_alpha(config, game)  # > 0 even without noise: mctx draws its noise before weighting it
   fraction = config.dirichlet_fraction if config.algorithm == "puct" else 0.0
   qtransform = functools.partial(qtransform_with_unvisited, unvisited_value=config.unvisited_value)

@@ -52,6 +52,8 @@ def test_overrides_parse_types():
     ("run.eval_engine_games=2", "run.eval_engine_games"),  # no engine plays tic-tac-toe
     ("run.eval_engine_games=-1", "run.eval_engine_games"),
     ("train.augment=true", "train.augment"),  # Go only
+    ("search.discount=0", "search.discount"),
+    ("search.discount=1.5", "search.discount"),
 ])
 def test_bad_overrides_name_the_field(override, field):
   with pytest.raises(ConfigError) as e:

@@ -48,6 +48,19 @@ def test_second_player_win_and_spanning_many_chunks():
   np.testing.assert_array_equal(r.value[0, :7], [-1, 1, -1, 1, -1, 1, -1])
 
 
+def test_a_discount_labels_each_position_by_its_plies_to_the_end():
+  # search.discount: the mover of the last move gets z, one ply earlier z * discount, and so on; in each
+  # lane by its own game's length, and across the ring's wrap (size 4: a game of 6 positions keeps its last 4).
+  r = _replay(lanes=2, size=4)
+  for t in range(6):
+    r = _add(r, [t, t], [t % 2, t % 2])
+    if t == 2:  # lane 1's game ends after 3 positions (player 1 wins); lane 0's goes on
+      r = replay_lib.finish(r, jnp.array([False, True]), jnp.array([[0.0, 0.0], [-1.0, 1.0]]), discount=0.5)
+      np.testing.assert_allclose(r.value[1, :3], [-0.25, 0.5, -1.0])  # movers 0, 1, 0
+  r = replay_lib.finish(r, jnp.array([True, False]), jnp.array([[1.0, -1.0], [0.0, 0.0]]), discount=0.5)
+  np.testing.assert_allclose(r.value[0], [0.5, -1.0, 0.125, -0.25])  # slots hold positions 4, 5, 2, 3
+
+
 def test_window_keeps_the_newest_positions_and_samples_only_labelled_ones(strict_rank_promotion):
   r = _replay(lanes=1, size=4)
   for t in range(6):  # game A: positions 0..5, finished; the lane keeps 2..5

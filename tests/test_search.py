@@ -229,6 +229,26 @@ def test_unvisited_value_sets_how_wide_puct_searches(unvisited, widest):
     assert (visited == 1).all(), visited
 
 
+@pytest.mark.parametrize("discount", [1.0, 0.5])
+def test_a_discount_shrinks_each_plys_value_on_the_way_up(discount):
+  # A flat evaluator that calls every position 0.8 for its mover. One simulation expands one child (0.8 for
+  # the opponent); mctx's root value averages the root's own 0.8 with that child backed up: -discount * 0.8.
+  # And a win one ply away is worth its full reward whatever the discount.
+  env = make_env("tictactoe")
+  flat = lambda variables, key, state: (jnp.zeros(state.legal_action_mask.shape),
+                                        jnp.full(state.legal_action_mask.shape[0], 0.8))
+  config = SearchConfig(algorithm="puct", discount=discount)
+  states = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), 2))
+  out = make_search_with(env, flat, config, lambda s: s.legal_action_mask, 1, "tictactoe")(
+      None, jax.random.split(jax.random.PRNGKey(1), 2), states, noise=False)
+  np.testing.assert_allclose(out.value, (0.8 - discount * 0.8) / 2, rtol=1e-6)
+  for a in [0, 3, 1, 4]:  # X: 0, 1; O: 3, 4; X to move wins at 2
+    states = jax.vmap(env.step)(states, jnp.full((2,), a))
+  out = make_search_with(env, flat, config, lambda s: s.legal_action_mask, 64, "tictactoe")(
+      None, jax.random.split(jax.random.PRNGKey(1), 2), states, noise=False)
+  assert np.all(np.argmax(out.weights, -1) == 2)
+
+
 def test_analyse_reports_visits_and_q_by_move_on_the_compact_tree():
   # Chess searches a compact tree (children indexed by legal move); analyse still reports per pgx action.
   import azjax
