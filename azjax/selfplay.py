@@ -30,7 +30,9 @@ class Actors:
   ply: chex.Array  # [B] int32 plies played in each game
   slot: chex.Array  # [B] int32 global index of each game slot (names its randomness and lane)
   first: chex.Array  # [B] int32 player id that moved first (pgx randomises it)
-  values: chex.Array  # [B, 2, 3] per player id, over its moves so far: sum, sum of squares and count of root values
+  # [B, 2, 3] per player id, over its moves so far: sum, sum of squares and count of root values, the sum and
+  # count discounted (search.discount, per ply to now; squared for the count) as its value targets will be
+  values: chex.Array
   # Resignation (config.resign): the games that may not resign measure how often resigning would be wrong.
   resign_check: chex.Array  # [B] bool this game may not resign (AlphaGo Zero: 10% of games)
   low_value: chex.Array  # [B, 2] per player id, its lowest resignation value (`resign_value`) so far
@@ -251,8 +253,10 @@ def play_ply(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Ac
   replay = replay_lib.finish(replay, done, rewards, ownership, owned, discount)
 
   mover = jax.nn.one_hot(mover_id, 2)[..., None]  # [B, 2, 1]
-  values = actors.values + mover * jnp.stack([out.value, out.value ** 2, jnp.ones_like(out.value)], -1)[:, None]
-  # sum over the moves of (v - z)^2 = sum v^2 - 2 z sum v + n z^2, per player with its outcome z
+  decay = jnp.array([discount, 1.0, discount ** 2])  # one more ply between every earlier move and the end
+  values = actors.values * decay + mover * jnp.stack([out.value, out.value ** 2, jnp.ones_like(out.value)], -1)[:, None]
+  # sum over the moves of (v - z d^k)^2 = sum v^2 - 2 z sum v d^k + z^2 sum d^2k, per player with its outcome z,
+  # k each move's plies to the last (replay.finish's target)
   sse = (values[..., 1] - 2 * rewards * values[..., 0] + values[..., 2] * rewards ** 2).sum(-1)
   ending = jnp.where(resigned, rules.ENDINGS.index("resignation"), rules.ending(game, state, ply, config.max_plies))
   outcome = Outcome(done=done, plies=ply, rewards=rewards, first=actors.first, ending=ending, value_sse=sse)

@@ -134,11 +134,14 @@ def test_played_out_length_leaves_out_resigned_games():
   assert float(selfplay.chunk_metrics(moves, only_resigned)["played_out_length_p50"]) == 0.0
 
 
-def test_value_mse_is_the_root_values_error_against_each_movers_outcome():
-  # Tic-tac-toe self-play: the logged figure equals the one recomputed from every ply's root value.
+@pytest.mark.parametrize("discount", [1.0, 0.9])
+def test_value_mse_is_the_root_values_error_against_each_movers_outcome(discount):
+  # Tic-tac-toe self-play: the logged figure equals the one recomputed from every ply's root value, against
+  # the target replay labels it with (the outcome, discounted by search.discount per ply before the last move).
   import azjax
   from azjax import train_step as train_lib
-  config = azjax.apply_overrides(azjax.preset("tictactoe", "smoke"), ["selfplay.chunk_plies=12"])
+  config = azjax.apply_overrides(azjax.preset("tictactoe", "smoke"), ["selfplay.chunk_plies=12",
+                                                                       f"search.discount={discount}"])
   program = train_lib.build(config)
   actors = selfplay.init_actors(program.env, jax.random.PRNGKey(0), jnp.arange(8, dtype=jnp.int32))
   params, bn_state = program.network.init(jax.random.PRNGKey(1), actors.env.observation[:1])
@@ -146,7 +149,7 @@ def test_value_mse_is_the_root_values_error_against_each_movers_outcome():
   values, finished = [[] for _ in range(8)], 0
   search = jax.jit(program.search)
   ply = jax.jit(lambda a, r, k: selfplay.play_ply(program.env, program.search, config.selfplay, (params, bn_state),
-                                                  a, r, k))
+                                                  a, r, k, discount=discount))
   for key in jax.random.split(jax.random.PRNGKey(3), 12):
     mover = np.asarray(actors.env.current_player)
     search_keys = jax.vmap(lambda k: jax.random.split(k, 3))(selfplay.per_game_keys(key, actors.slot))[:, 0]
@@ -157,7 +160,9 @@ def test_value_mse_is_the_root_values_error_against_each_movers_outcome():
       if outcome.done[g]:
         z = np.asarray(outcome.rewards[g])
         finished += 1
-        assert float(outcome.value_sse[g]) == pytest.approx(sum((v - z[p]) ** 2 for p, v in values[g]), rel=1e-5)
+        n = len(values[g])
+        assert float(outcome.value_sse[g]) == pytest.approx(
+            sum((v - z[p] * discount ** (n - 1 - i)) ** 2 for i, (p, v) in enumerate(values[g])), rel=1e-5)
         values[g] = []
   assert finished > 0
 
