@@ -104,7 +104,7 @@ class Replay:
   policy_index: chex.Array | None  # [lanes, L, K] int16 the actions of those entries; None when the policy is whole
   legal: chex.Array  # [lanes, L, A] bool legal moves (the policy is masked to them), or as bits (uint8)
   mover: chex.Array  # [lanes, L] int32 player to move
-  value: chex.Array  # [lanes, L] float32 outcome z for the mover (valid once labelled)
+  value: chex.Array  # [lanes, L] float32 outcome z for the mover, discounted by search.discount (once labelled)
   ownership: chex.Array | None  # [lanes, L, points] int8 final owner of each point for the mover (+1), or None
   owned: chex.Array | None  # [lanes, L] bool: the position has an ownership target (its game ended for real)
   written: chex.Array  # [lanes] int32 positions ever written to the lane

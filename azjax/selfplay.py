@@ -46,7 +46,7 @@ class Outcome:
   rewards: chex.Array  # [B, 2] its outcome per player id (zeros for a draw or the length cap)
   first: chex.Array  # [B] int32 the player id that moved first
   ending: chex.Array  # [B] int32 how it ended: an index into rules.ENDINGS
-  value_sse: chex.Array  # [B] sum over its moves of (root value - the mover's final outcome)^2
+  value_sse: chex.Array  # [B] sum over its moves of (root value - the value target replay gives it)^2
 
 
 @chex.dataclass(frozen=True)

@@ -52,6 +52,22 @@ def test_no_update_until_every_lane_holds_a_finished_game():
   assert all(jax.tree.leaves(changed))
 
 
+def test_a_runs_discount_reaches_its_value_targets():
+  # search.discount goes to the search and to the labels self-play writes inside the train step: the positions
+  # of a decided game carry z, z * 0.5, z * 0.25, ... by their plies to its end (undiscounted: only 1s).
+  program = azjax.build(_smoke("tictactoe", "search.discount=0.5"))
+  mesh = azjax.make_mesh()
+  state = azjax.init_state(program, mesh)
+  step = azjax.make_train_step(program, mesh)
+  for _ in range(3):  # 12 plies a lane, no wrap of its 128 slots
+    state, _ = step(state)
+  replay = jax.device_get(state.replay)
+  labels = np.concatenate([replay.value[lane, :replay.labelled[lane]] for lane in range(replay.value.shape[0])])
+  decided = np.abs(labels[labels != 0])
+  assert decided.size and np.allclose(np.log2(decided), np.round(np.log2(decided)))  # powers of the discount
+  assert {1.0, 0.5, 0.25} <= set(decided.tolist())
+
+
 def _restore(run_dir, config):
   program = azjax.build(config)
   abstract = train_lib.abstract_state(program)

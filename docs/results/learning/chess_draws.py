@@ -1,6 +1,7 @@
 """Why chess draws against uniform random: N games of a checkpoint against a uniform random mover,
 each draw classified from pgx's final state (stalemate, 50-move rule, threefold repetition, the 512-ply
-cap, insufficient material) with the agent's material edge at the end (pawn 1, minor 3, rook 5, queen 9).
+cap, insufficient material) with the agent's material edge at the end (pawn 1, minor 3, rook 5, queen 9), and
+how many plies the agent's wins took.
 
   python docs/results/learning/chess_draws.py RUN_DIR STEP SIMULATIONS GAMES
 """
@@ -43,4 +44,7 @@ for i in range(n):
     else: kind = "insufficient material"
     kinds[kind] += 1
     print(f"game {i}: {kind} after {plies[i]} plies, agent's material edge {mat:+d}")
-print(f"step {step}, {sims} simulations, {n} games:", dict(kinds))
+wins = plies[ret > 0]
+print(f"step {step}, {sims} simulations, {n} games:", dict(kinds),
+      f"; the agent's wins after a median of {np.median(wins) if len(wins) else 0:.0f} plies "
+      f"(10th-90th percentile {np.percentile(wins, 10) if len(wins) else 0:.0f}-{np.percentile(wins, 90) if len(wins) else 0:.0f})")
