@@ -2,6 +2,7 @@
 search settings, two seeded random opening plies shared by each pair of games (as the evaluations).
 
   python docs/results/learning/head_to_head.py RUN_A STEP_A RUN_B STEP_B [GAMES]
+  python docs/results/learning/head_to_head.py RUN_A STEP_A random - [GAMES]    # against uniform random
 
 Prints A's wins, draws and losses, its score with a 95% interval, and how the games ended."""
 import sys
@@ -12,11 +13,11 @@ from azjax import arena, load_agent
 
 
 def main(run_a, step_a, run_b, step_b, games=64):
-  a, b = load_agent(run_a, int(step_a)), load_agent(run_b, int(step_b))
-  result = arena.match(a.env, a.player(f"A@{a.step}"), b.player(f"B@{b.step}"), jax.random.PRNGKey(2026), int(games),
-                       opening_plies=2)
+  a = load_agent(run_a, int(step_a))
+  b = arena.random_player if run_b == "random" else load_agent(run_b, int(step_b)).player(f"B@{step_b}")
+  result = arena.match(a.env, a.player(f"A@{a.step}"), b, jax.random.PRNGKey(2026), int(games), opening_plies=2)
   lo, hi = result.interval()
-  print(f"{run_a}@{a.step} against {run_b}@{b.step}: {result.wins} wins, {result.draws} draws, {result.losses} losses; "
+  print(f"{run_a}@{a.step} against {run_b}@{step_b}: {result.wins} wins, {result.draws} draws, {result.losses} losses; "
         f"score {result.score:.3f} (95% CI {lo:.3f}-{hi:.3f})")
   print({k: round(float(v), 3) for k, v in result.figures.items()})
 
