@@ -253,7 +253,7 @@ def play_ply(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Ac
   replay = replay_lib.finish(replay, done, rewards, ownership, owned, discount)
 
   mover = jax.nn.one_hot(mover_id, 2)[..., None]  # [B, 2, 1]
-  decay = jnp.array([discount, 1.0, discount ** 2])  # one more ply between every earlier move and the end
+  decay = jnp.array([[[discount, 1.0, discount ** 2]]])  # one more ply between every earlier move and the end
   values = actors.values * decay + mover * jnp.stack([out.value, out.value ** 2, jnp.ones_like(out.value)], -1)[:, None]
   # sum over the moves of (v - z d^k)^2 = sum v^2 - 2 z sum v d^k + z^2 sum d^2k, per player with its outcome z,
   # k each move's plies to the last (replay.finish's target)
