@@ -78,6 +78,8 @@ class SearchConfig:
   # replay.py): a network that wins on material against a weak mover but never mates (chess's draws against
   # random, docs/results/learning, section 9) learns that the shorter win is the better one, the aim of Lc0's
   # moves-left head. The network's values are then discounted ones, so agents play with the run's discount.
+  # Measured at 0.99 (docs/results/learning, section 11): shogi 0.926 against random (128 games) where 1 made
+  # 0.816, on in shogi's cpu preset; chess 0.824 against the preset's 0.85-0.89, off there.
   discount: float = 1.0
 
 
