@@ -143,8 +143,8 @@ _CPU_OWNERSHIP = {"go9": 1.5}
 
 # A discount on values (search.discount, config.py) for shogi: the run with 0.99 scored 114-9-5 (0.926) against
 # uniform random over 128 games at its step 300 (108-9-11, 0.879, at step 200), where the same preset and seed
-# without it scored 99-11-18 (0.816) at step 200 (docs/results/learning, section 11; one seed). Chess at 0.99 did worse (0.824 against 0.85-0.89),
-# so it stays 1 there and everywhere else (the papers).
+# without it scored 99-11-18 (0.816) at step 200 (docs/results/learning, section 11; one seed). Chess at 0.99 did
+# worse (0.824 against 0.85-0.89), so it stays 1 there and everywhere else (the papers).
 _CPU_DISCOUNT = {"shogi": 0.99}
 
 
