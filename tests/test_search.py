@@ -262,3 +262,31 @@ def test_analyse_reports_visits_and_q_by_move_on_the_compact_tree():
   assert (out["visits"].sum(-1) == 16).all() and not (out["visits"][~legal] > 0).any()
   np.testing.assert_array_equal(out["visits"], full["visits"])
   np.testing.assert_allclose(out["q"], full["q"], rtol=1e-5, atol=1e-6)  # NaN where unvisited, in both
+
+
+@pytest.mark.parametrize("simulations, considered, finds_mate", [(16, 16, False), (32, 32, True)])
+def test_gumbel_root_sees_a_mate_only_among_the_moves_it_considers(simulations, considered, finds_mate):
+  # White mates at once by Ra8 (a back-rank mate) among 20 legal moves, and a flat evaluator ranks that move
+  # last in its prior. Gumbel without noise considers the top min(considered, legal) moves of the prior, and
+  # with simulations = considered it spends one simulation on each, one ply deep (mctx's sequential halving):
+  # 16 of 20 leave the mate unseen, 32 see every move and find it. The chess cpu preset's breadth rests on
+  # this (docs/results/learning, section 12).
+  from azjax.engines import pgx_private
+  env = make_env("chess")
+  root = pgx_private.from_fen("6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1")
+  legal = np.flatnonzero(np.asarray(root.legal_action_mask))
+  assert len(legal) == 20
+  mover = int(root.current_player)
+  wins = [a for a in legal if float(env.step(root, jnp.int32(a)).rewards[mover]) == 1.0]
+  assert len(wins) == 1  # Ra8#, the only mate
+  prior = jnp.zeros(env.num_actions).at[wins[0]].set(-3.0)  # last; a won move's completed Q adds ~5 to its logit
+  flat = lambda variables, key, state: (jnp.broadcast_to(prior, state.legal_action_mask.shape),
+                                        jnp.zeros(state.legal_action_mask.shape[0]))
+  config = SearchConfig(algorithm="gumbel", num_simulations=simulations, max_considered_actions=considered)
+  search = make_search_with(env, flat, config, lambda s: s.legal_action_mask, simulations, "chess")
+  states = jax.tree.map(lambda x: x[None], root)
+  out = search(None, jax.random.split(jax.random.PRNGKey(0), 1), states, noise=False)
+  visits = np.asarray(root_summary(out)[0])[0]
+  assert (visits[wins[0]] > 0) == finds_mate
+  assert (int(np.argmax(out.weights[0])) == wins[0]) == finds_mate
+  assert (visits > 0).sum() == min(considered, 20)  # the root's breadth: every considered move, once or more

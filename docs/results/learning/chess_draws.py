@@ -3,14 +3,18 @@ each draw classified from pgx's final state (stalemate, 50-move rule, threefold 
 cap, insufficient material) with the agent's material edge at the end (pawn 1, minor 3, rook 5, queen 9), and
 how many plies the agent's wins took.
 
-  python docs/results/learning/chess_draws.py RUN_DIR STEP SIMULATIONS GAMES
+  python docs/results/learning/chess_draws.py RUN_DIR STEP SIMULATIONS GAMES [search.FIELD=VALUE ...]
+
+The optional overrides play the checkpoint with other search settings (Agent.with_search), e.g.
+search.max_considered_actions=4: Gumbel's root then considers 4 moves, and 16 simulations reach deeper
+than the one ply that 16 considered moves at 16 simulations allow.
 """
 import sys, collections
 import jax, jax.numpy as jnp, numpy as np
 from azjax.agent import load_agent
 from azjax import arena
 run, step, sims, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-agent = load_agent(run, step)
+agent = load_agent(run, step).with_search(sys.argv[5:])
 env = agent.env
 me = agent.player(num_simulations=sims)
 rnd = arena.random_player
@@ -45,6 +49,6 @@ for i in range(n):
     kinds[kind] += 1
     print(f"game {i}: {kind} after {plies[i]} plies, agent's material edge {mat:+d}")
 wins = plies[ret > 0]
-print(f"step {step}, {sims} simulations, {n} games:", dict(kinds),
+print(f"step {step}, {sims} simulations{' ' + ' '.join(sys.argv[5:]) if sys.argv[5:] else ''}, {n} games:", dict(kinds),
       f"; the agent's wins after a median of {np.median(wins) if len(wins) else 0:.0f} plies "
       f"(10th-90th percentile {np.percentile(wins, 10) if len(wins) else 0:.0f}-{np.percentile(wins, 90) if len(wins) else 0:.0f})")
