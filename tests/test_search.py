@@ -269,8 +269,8 @@ def test_gumbel_root_sees_a_mate_only_among_the_moves_it_considers(simulations, 
   # White mates at once by Ra8 (a back-rank mate) among 20 legal moves, and a flat evaluator ranks that move
   # last in its prior. Gumbel without noise considers the top min(considered, legal) moves of the prior, and
   # with simulations = considered it spends one simulation on each, one ply deep (mctx's sequential halving):
-  # 16 of 20 leave the mate unseen, 32 see every move and find it. The chess cpu preset's breadth rests on
-  # this (docs/results/learning, section 12).
+  # 16 of 20 leave the mate unseen, 32 see every move and find it. So the cpu presets' Gumbel 16 over 16
+  # searches one ply deep (docs/results/learning, section 12).
   from azjax.engines import pgx_private
   env = make_env("chess")
   root = pgx_private.from_fen("6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1")
