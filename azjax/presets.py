@@ -151,8 +151,9 @@ _CPU_DISCOUNT = {"shogi": 0.99}
 # Moves sampled from the search policy for the whole game in chess self-play, not only the first 30 plies (lc0 in
 # its early training; the Gumbel MuZero paper's self-play plays the Gumbel-sampled action at every move). Against
 # uniform random at step 800, 128 games: 111-16-1, 0.930 (0.883-0.951), where the same preset and seed with the
-# papers' 30 plies made 95-28-5, 0.852 (0.794-0.889); threefold repetitions fell from 5-10% of self-play games to
-# 4-5% (docs/results/learning, section 12; one seed). `--set selfplay.temperature_plies=30` for the papers'.
+# papers' 30 plies made 95-28-5, 0.852 (0.794-0.889); threefold repetitions ended 4-5% of self-play games against
+# 5-10% after step 200 (docs/results/learning, section 12; one seed). `--set selfplay.temperature_plies=30` for
+# the papers'.
 _CPU_TEMPERATURE_PLIES = {"chess": 512}
 
 
