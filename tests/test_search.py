@@ -277,7 +277,8 @@ def test_gumbel_root_sees_a_mate_only_among_the_moves_it_considers(simulations, 
   legal = np.flatnonzero(np.asarray(root.legal_action_mask))
   assert len(legal) == 20
   mover = int(root.current_player)
-  wins = [a for a in legal if float(env.step(root, jnp.int32(a)).rewards[mover]) == 1.0]
+  after = jax.jit(jax.vmap(env.step, in_axes=(None, 0)))(root, jnp.asarray(legal, jnp.int32))  # each move, at once
+  wins = legal[np.asarray(after.rewards[:, mover]) == 1.0]
   assert len(wins) == 1  # Ra8#, the only mate
   prior = jnp.zeros(env.num_actions).at[wins[0]].set(-3.0)  # last; a won move's completed Q adds ~5 to its logit
   flat = lambda variables, key, state: (jnp.broadcast_to(prior, state.legal_action_mask.shape),
