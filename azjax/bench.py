@@ -2,9 +2,9 @@
 
 For one config this measures, each as the median of `repeats` timed calls after a warm-up:
 the whole train_step, its self-play half and its training half, each a program compiled on its
-own. The floor of self-play is the same number of network forward passes (plies x (simulations
-+ 1) calls, each over the self-play batch: one root evaluation and one per simulation) in one
-loop with nothing else; the floor of training is the same number of forward+backward passes
+own. The floor of self-play is the same number of network forward passes (`search_calls`: plies x
+(simulations + 1) calls, each over the self-play batch: one root evaluation and one per simulation) in
+one loop with nothing else; the floor of training is the same number of forward+backward passes
 and optimiser updates over the training batch. FLOPs come from XLA's cost analysis of one
 network call, the peak from a large measured matrix multiply.
 """
@@ -62,10 +62,20 @@ def _steps_state(program, mesh, phase: str, repeats: int):
   return seconds
 
 
+def search_calls(c: Config) -> float:
+  """Network calls over the self-play batch in one chunk: each ply a root evaluation and one per simulation.
+  With playout caps (selfplay.full_search_fraction < 1) the expected count: a ply searches in full where its
+  coin says so and with selfplay.fast_simulations otherwise, and the coins differ from step to step, so a
+  step's time scatters around the floor (more --repeats steady the median)."""
+  full = c.selfplay.full_search_fraction
+  fast = c.selfplay.fast_simulations if full < 1.0 else 0
+  return c.selfplay.chunk_plies * (full * (c.search.num_simulations + 1) + (1.0 - full) * (fast + 1))
+
+
 def inference_floor(program, repeats: int) -> tuple[float, float]:
   """(seconds, FLOPs per call): the self-play step's network forward passes alone."""
   c = program.config
-  calls = c.selfplay.chunk_plies * (c.search.num_simulations + 1)
+  calls = round(search_calls(c))
   obs = jax.vmap(program.env.init)(jax.random.split(jax.random.PRNGKey(0), c.selfplay.batch_size)).observation
   params, bn_state = program.network.init(jax.random.PRNGKey(1), obs[:1])
 
@@ -86,9 +96,9 @@ def inference_floor(program, repeats: int) -> tuple[float, float]:
 
 def env_floor(program, repeats: int) -> float:
   """Seconds of the self-play step's game steps alone: one vmapped env.step over the self-play batch
-  per simulation and per real move (plies x (simulations + 1)), from positions of random play."""
+  per simulation and per real move (`search_calls`), from positions of random play."""
   c = program.config
-  calls = c.selfplay.chunk_plies * (c.search.num_simulations + 1)
+  calls = round(search_calls(c))
   step = jax.vmap(program.env.step)
   start = jax.vmap(program.env.init)(jax.random.split(jax.random.PRNGKey(0), c.selfplay.batch_size))
 
@@ -240,12 +250,12 @@ def throughput(config: Config, repeats: int = 5) -> dict:
   train_floor_s, update_flops = training_floor(program, repeats)
   env_s = env_floor(program, repeats)
   peak = matmul_peak(repeats)
-  infer_calls = c.selfplay.chunk_plies * (c.search.num_simulations + 1)
+  infer_calls = search_calls(c)
   return {
       "compile_s": compile_s, "step_s": step_s, "selfplay_s": selfplay_s, "train_s": train_s,
       "selfplay_positions_per_s": positions / selfplay_s,
-      "simulations_per_s": positions * c.search.num_simulations / selfplay_s,
-      "network_evaluations_per_s": positions * (c.search.num_simulations + 1) / selfplay_s,
+      "simulations_per_s": c.selfplay.batch_size * (infer_calls - c.selfplay.chunk_plies) / selfplay_s,
+      "network_evaluations_per_s": c.selfplay.batch_size * infer_calls / selfplay_s,
       "train_steps_per_s": c.train.updates_per_step / train_s,
       "positions_trained_per_s": c.train.updates_per_step * c.train.batch_size / train_s,
       "step_positions_per_s": positions / step_s,

@@ -66,3 +66,16 @@ def test_bench_memory_and_precision(tmp_path):
   r = subprocess.run([sys.executable, "-m", "experiments.bench", "--game", "chess", "--measure", "speed"], cwd=ROOT,
                      capture_output=True, text=True, timeout=300)
   assert r.returncode == 2 and "throughput, memory, precision" in r.stderr
+
+
+def test_the_self_play_floor_counts_the_calls_playout_caps_make():
+  from azjax import bench
+  from azjax.config import apply_overrides
+  from azjax.presets import preset
+  full = apply_overrides(preset("go9", "cpu"), ["selfplay.full_search_fraction=1.0"])
+  assert bench.search_calls(full) == 16 * (16 + 1)  # 16 plies, each a root evaluation and 16 simulations
+  # The cpu preset searches a quarter of its plies with 16 simulations and the rest with 4: the floor
+  # counts 16 x (0.25 x 17 + 0.75 x 5) = 128 calls, not 272 (which put the measured step below its floor).
+  capped = preset("go9", "cpu")
+  assert (capped.selfplay.full_search_fraction, capped.selfplay.fast_simulations) == (0.25, 4)
+  assert bench.search_calls(capped) == 128
