@@ -62,20 +62,22 @@ def _steps_state(program, mesh, phase: str, repeats: int):
   return seconds
 
 
-def search_calls(c: Config) -> float:
+def search_calls(c: Config, steps) -> float:
   """Network calls over the self-play batch in one chunk: each ply a root evaluation and one per simulation.
-  With playout caps (selfplay.full_search_fraction < 1) the expected count: a ply searches in full where its
-  coin says so and with selfplay.fast_simulations otherwise, and the coins differ from step to step, so a
-  step's time scatters around the floor (more --repeats steady the median)."""
-  full = c.selfplay.full_search_fraction
-  fast = c.selfplay.fast_simulations if full < 1.0 else 0
-  return c.selfplay.chunk_plies * (full * (c.search.num_simulations + 1) + (1.0 - full) * (fast + 1))
+  With playout caps (selfplay.full_search_fraction < 1) a ply searches in full where its coin says so and
+  with selfplay.fast_simulations otherwise, and the coins differ from step to step: the count is the median
+  over the train steps `steps` (the timed ones: 1..repeats, after the warm-up at step 0), as their time is."""
+  plies, full_calls = c.selfplay.chunk_plies, c.search.num_simulations + 1
+  if c.selfplay.full_search_fraction >= 1.0:
+    return float(plies * full_calls)
+  full = [int(selfplay.playout_coins(c.selfplay, jnp.int32(s)).sum()) for s in steps]
+  return float(statistics.median(f * full_calls + (plies - f) * (c.selfplay.fast_simulations + 1) for f in full))
 
 
 def inference_floor(program, repeats: int) -> tuple[float, float]:
   """(seconds, FLOPs per call): the self-play step's network forward passes alone."""
   c = program.config
-  calls = round(search_calls(c))
+  calls = round(search_calls(c, range(1, repeats + 1)))
   obs = jax.vmap(program.env.init)(jax.random.split(jax.random.PRNGKey(0), c.selfplay.batch_size)).observation
   params, bn_state = program.network.init(jax.random.PRNGKey(1), obs[:1])
 
@@ -98,7 +100,7 @@ def env_floor(program, repeats: int) -> float:
   """Seconds of the self-play step's game steps alone: one vmapped env.step over the self-play batch
   per simulation and per real move (`search_calls`), from positions of random play."""
   c = program.config
-  calls = round(search_calls(c))
+  calls = round(search_calls(c, range(1, repeats + 1)))
   step = jax.vmap(program.env.step)
   start = jax.vmap(program.env.init)(jax.random.split(jax.random.PRNGKey(0), c.selfplay.batch_size))
 
@@ -250,7 +252,7 @@ def throughput(config: Config, repeats: int = 5) -> dict:
   train_floor_s, update_flops = training_floor(program, repeats)
   env_s = env_floor(program, repeats)
   peak = matmul_peak(repeats)
-  infer_calls = search_calls(c)
+  infer_calls = search_calls(c, range(1, repeats + 1))
   return {
       "compile_s": compile_s, "step_s": step_s, "selfplay_s": selfplay_s, "train_s": train_s,
       "selfplay_positions_per_s": positions / selfplay_s,

@@ -69,13 +69,17 @@ def test_bench_memory_and_precision(tmp_path):
 
 
 def test_the_self_play_floor_counts_the_calls_playout_caps_make():
-  from azjax import bench
+  from azjax import bench, selfplay
   from azjax.config import apply_overrides
   from azjax.presets import preset
   full = apply_overrides(preset("go9", "cpu"), ["selfplay.full_search_fraction=1.0"])
-  assert bench.search_calls(full) == 16 * (16 + 1)  # 16 plies, each a root evaluation and 16 simulations
-  # The cpu preset searches a quarter of its plies with 16 simulations and the rest with 4: the floor
-  # counts 16 x (0.25 x 17 + 0.75 x 5) = 128 calls, not 272 (which put the measured step below its floor).
+  assert bench.search_calls(full, range(1, 6)) == 16 * (16 + 1)  # 16 plies, each a root evaluation and 16 simulations
+  # The cpu preset searches the plies whose coin comes up (a quarter) with 16 simulations and the rest with 4:
+  # each step's floor counts its own coins' calls (not 272 every step, which put the measured step below
+  # its floor), and the bench, timing steps 1..repeats, takes their median as it does the times.
   capped = preset("go9", "cpu")
   assert (capped.selfplay.full_search_fraction, capped.selfplay.fast_simulations) == (0.25, 4)
-  assert bench.search_calls(capped) == 128
+  heads = [int(selfplay.playout_coins(capped.selfplay, step).sum()) for step in range(1, 6)]
+  calls = [h * 17 + (16 - h) * 5 for h in heads]
+  assert [bench.search_calls(capped, [step]) for step in range(1, 6)] == calls
+  assert bench.search_calls(capped, range(1, 6)) == sorted(calls)[2] < 272
