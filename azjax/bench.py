@@ -74,10 +74,9 @@ def search_calls(c: Config, steps) -> float:
   return float(statistics.median(f * full_calls + (plies - f) * (c.selfplay.fast_simulations + 1) for f in full))
 
 
-def inference_floor(program, repeats: int) -> tuple[float, float]:
-  """(seconds, FLOPs per call): the self-play step's network forward passes alone."""
+def inference_floor(program, calls: int, repeats: int) -> tuple[float, float]:
+  """(seconds, FLOPs per call): the self-play step's `calls` network forward passes (`search_calls`) alone."""
   c = program.config
-  calls = round(search_calls(c, range(1, repeats + 1)))
   obs = jax.vmap(program.env.init)(jax.random.split(jax.random.PRNGKey(0), c.selfplay.batch_size)).observation
   params, bn_state = program.network.init(jax.random.PRNGKey(1), obs[:1])
 
@@ -96,11 +95,10 @@ def inference_floor(program, repeats: int) -> tuple[float, float]:
   return seconds, flops
 
 
-def env_floor(program, repeats: int) -> float:
+def env_floor(program, calls: int, repeats: int) -> float:
   """Seconds of the self-play step's game steps alone: one vmapped env.step over the self-play batch
-  per simulation and per real move (`search_calls`), from positions of random play."""
+  per simulation and per real move (`calls`, from `search_calls`), from positions of random play."""
   c = program.config
-  calls = round(search_calls(c, range(1, repeats + 1)))
   step = jax.vmap(program.env.step)
   start = jax.vmap(program.env.init)(jax.random.split(jax.random.PRNGKey(0), c.selfplay.batch_size))
 
@@ -248,11 +246,11 @@ def throughput(config: Config, repeats: int = 5) -> dict:
   selfplay_s = _steps_state(program, mesh, "selfplay", repeats)
   train_s = _steps_state(program, mesh, "train", repeats)
   positions = c.selfplay.batch_size * c.selfplay.chunk_plies
-  infer_floor_s, infer_flops = inference_floor(program, repeats)
+  infer_calls = round(search_calls(c, range(1, repeats + 1)))  # the steps _steps_state timed
+  infer_floor_s, infer_flops = inference_floor(program, infer_calls, repeats)
   train_floor_s, update_flops = training_floor(program, repeats)
-  env_s = env_floor(program, repeats)
+  env_s = env_floor(program, infer_calls, repeats)
   peak = matmul_peak(repeats)
-  infer_calls = search_calls(c, range(1, repeats + 1))
   return {
       "compile_s": compile_s, "step_s": step_s, "selfplay_s": selfplay_s, "train_s": train_s,
       "selfplay_positions_per_s": positions / selfplay_s,
