@@ -139,7 +139,8 @@ def mcts_policy(game: str, num_simulations: int) -> Policy:
   def evaluate(variables, key, state):  # batched over mctx's batch
     del variables
     keys = jax.random.split(key, state.current_player.shape[0])
-    return jnp.zeros(state.legal_action_mask.shape), jax.vmap(functools.partial(_rollout_value, env))(keys, state)
+    return (jnp.zeros(state.legal_action_mask.shape), jax.vmap(functools.partial(_rollout_value, env))(keys, state),
+            None)
 
   search = make_search_with(env, evaluate, SearchConfig(), lambda state: state.legal_action_mask, num_simulations, game)
 

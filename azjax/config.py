@@ -49,6 +49,10 @@ class NetworkConfig:
   # point at the end of the game; its loss, this weight times the mean per-point cross-entropy, joins
   # eq. 1 (KataGo's weight: 1.5). 0 = no head (the papers).
   ownership: float = 0.0
+  # Lc0's moves-left head (MLH): a head predicting the plies left to the game's end, trained with a Huber
+  # loss (this weight) on the plies each position's game actually lasted after it; the search reads it
+  # through search.moves_left_slope. 0 = no head (the papers).
+  moves_left: float = 0.0
 
 
 @_section
@@ -81,6 +85,13 @@ class SearchConfig:
   # Measured at 0.99 (docs/results/learning, section 11): shogi 0.926 against random (128 games) where 1 made
   # 0.816, on in shogi's cpu preset; chess 0.824 against the preset's 0.85-0.89, off there.
   discount: float = 1.0
+  # Lc0's moves-left utility (src/search/classic/search.cc, MEvaluator): with network.moves_left, a child's Q
+  # in the search gains clip(slope * (M_child - M_parent), +-max_effect) * -sign(Q) * (1.6521|Q| - 0.6521 Q^2)
+  # where |Q| of the parent exceeds the threshold: the shorter win, the longer loss, without discounting the
+  # values the network learns (search.discount does). 0 = off (the papers); lc0's defaults are 0.0027, 0.0345, 0.
+  moves_left_slope: float = 0.0
+  moves_left_max_effect: float = 0.0345
+  moves_left_threshold: float = 0.0
 
 
 @_section
@@ -318,6 +329,10 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
   _check(0.0 <= c.search.dirichlet_fraction <= 1.0, "search.dirichlet_fraction", c.search.dirichlet_fraction,
          "must lie in [0, 1]")
   _check(0.0 < c.search.discount <= 1.0, "search.discount", c.search.discount, "a number in (0, 1]; 1 = the papers")
+  _check(not c.search.moves_left_slope or c.network.moves_left > 0, "search.moves_left_slope",
+         c.search.moves_left_slope, "0 unless network.moves_left > 0 (the search reads the moves-left head)")
+  _check(c.search.moves_left_threshold < 1.0, "search.moves_left_threshold", c.search.moves_left_threshold,
+         "must lie in [0, 1)")
   _check(-1.0 <= c.search.unvisited_value <= 1.0, "search.unvisited_value", c.search.unvisited_value,
          "must lie in [-1, 1]")
   _check(c.search.algorithm != "gumbel" or c.search.max_considered_actions >= 2, "search.max_considered_actions",

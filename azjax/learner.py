@@ -5,7 +5,8 @@
 `p` is the network's policy renormalised over the legal moves (AlphaZero
 Methods: "Illegal moves are masked out by setting their probabilities to zero,
 and re-normalising"). With `network.ownership` (Go), the ownership head's loss,
-weighted, joins the sum (KataGo's auxiliary target; `ownership_loss_sum`). Gradients are averaged over every position of the global
+weighted, joins the sum (KataGo's auxiliary target; `ownership_loss_sum`), and with `network.moves_left`
+the moves-left head's (Lc0; `moves_left_loss_sum`). Gradients are averaged over every position of the global
 minibatch: each device sums its share, and the sums meet in one `psum`.
 """
 
@@ -19,7 +20,7 @@ import jax.numpy as jnp
 import optax
 
 from azjax.config import TrainConfig
-from azjax.network import Network
+from azjax.network import MOVES_LEFT_UNIT, Network
 from azjax.replay import Batch
 
 
@@ -29,6 +30,7 @@ class Losses(NamedTuple):
   policy: chex.Array
   l2: chex.Array
   ownership: chex.Array  # the ownership head's unweighted loss; 0 without one
+  moves_left: chex.Array  # the moves-left head's unweighted loss; 0 without one
 
 
 def learning_rate_schedule(config: TrainConfig) -> optax.Schedule:
@@ -69,6 +71,19 @@ def ownership_loss_sum(ownership_logits, batch: Batch):
   return jnp.sum(batch.weight * batch.owned * cross_entropy)
 
 
+# The moves-left loss's Huber threshold, in the head's unit (network.MOVES_LEFT_UNIT plies): 10 plies. Squared
+# error inside it, absolute outside, so a game cut short by a blunder moves the head no more than any other.
+MOVES_LEFT_HUBER_DELTA = 0.1
+
+
+def moves_left_loss_sum(moves_left, batch: Batch):
+  """Weighted sum over the batch of the Huber loss between the head's plies left and the game's, in the head's
+  unit (Lc0's moves-left head trains with a Huber loss)."""
+  error = optax.huber_loss(moves_left / MOVES_LEFT_UNIT, batch.plies_left / MOVES_LEFT_UNIT,
+                           delta=MOVES_LEFT_HUBER_DELTA)
+  return jnp.sum(batch.weight * error)
+
+
 def update_loop_form(form: str) -> str:
   """`train.update_loop` resolved for this backend: "auto" is "unrolled" on CPU and "scan" elsewhere."""
   if form != "auto":
@@ -96,11 +111,12 @@ def scan_updates(body, carry, xs, form: str = "auto"):
 
 
 def make_update(network: Network, optimizer: optax.GradientTransformation, config: TrainConfig,
-                axis_name: str | None = None, ownership_weight: float = 0.0):
+                axis_name: str | None = None, ownership_weight: float = 0.0, moves_left_weight: float = 0.0):
   """Returns `update(params, bn_state, opt_state, batch) -> (params, bn_state, opt_state, Losses)`.
 
   With `axis_name`, `batch` is this device's share and the result is the same on every device.
-  `ownership_weight` (`network.ownership`) weighs the ownership loss; the batch then carries its targets.
+  `ownership_weight` (`network.ownership`) and `moves_left_weight` (`network.moves_left`) weigh those heads'
+  losses; the batch then carries their targets.
   """
 
   def psum(x):
@@ -115,20 +131,24 @@ def make_update(network: Network, optimizer: optax.GradientTransformation, confi
     owned_count = jnp.maximum(psum(jnp.sum(batch.weight * batch.owned)), 1.0) if ownership_weight else 1.0
 
     def data_loss(params):
-      (logits, value, ownership), new_bn_state = network.apply_ownership(params, bn_state, batch.obs, True)
-      value_sum, policy_sum = data_loss_sums(logits, value, batch)
-      ownership_sum = ownership_loss_sum(ownership, batch) if ownership_weight else jnp.zeros(())
-      loss = value_sum / count + policy_sum / policy_count + ownership_weight * ownership_sum / owned_count
-      return loss, (value_sum, policy_sum, ownership_sum, new_bn_state)
+      heads, new_bn_state = network.apply_heads(params, bn_state, batch.obs, True)
+      value_sum, policy_sum = data_loss_sums(heads.logits, heads.value, batch)
+      ownership_sum = ownership_loss_sum(heads.ownership, batch) if ownership_weight else jnp.zeros(())
+      moves_left_sum = moves_left_loss_sum(heads.moves_left, batch) if moves_left_weight else jnp.zeros(())
+      loss = (value_sum / count + policy_sum / policy_count + ownership_weight * ownership_sum / owned_count
+              + moves_left_weight * moves_left_sum / count)
+      return loss, (value_sum, policy_sum, ownership_sum, moves_left_sum, new_bn_state)
 
-    grads, (value_sum, policy_sum, ownership_sum, new_bn_state) = jax.grad(data_loss, has_aux=True)(params)
+    grads, (value_sum, policy_sum, ownership_sum, moves_left_sum, new_bn_state) = jax.grad(
+        data_loss, has_aux=True)(params)
     l2, l2_grads = jax.value_and_grad(l2_penalty)(params, config.l2)
     grads = jax.tree.map(lambda g, r: psum(g) + r, grads, l2_grads)
     updates, opt_state = optimizer.update(grads, opt_state, params)
     params = optax.apply_updates(params, updates)
     value_loss, policy_loss = psum(value_sum) / count, psum(policy_sum) / policy_count
-    ownership_loss = psum(ownership_sum) / owned_count
-    total = value_loss + policy_loss + ownership_weight * ownership_loss + l2
-    return params, new_bn_state, opt_state, Losses(total, value_loss, policy_loss, l2, ownership_loss)
+    ownership_loss, moves_left_loss = psum(ownership_sum) / owned_count, psum(moves_left_sum) / count
+    total = value_loss + policy_loss + ownership_weight * ownership_loss + moves_left_weight * moves_left_loss + l2
+    return params, new_bn_state, opt_state, Losses(total, value_loss, policy_loss, l2, ownership_loss,
+                                                   moves_left_loss)
 
   return update

@@ -3,8 +3,9 @@
 A convolutional stem, `blocks` residual blocks of `channels` filters with batch
 norm, a policy head over every pgx action and a tanh value head. `f(s) = (p, v)`
 with `v` the expected outcome for the player to move. With `config.ownership` (Go), a 1x1
-convolution of the trunk also predicts who owns each point at the end (KataGo's auxiliary target):
-training reads it through `apply_ownership`; search never computes it.
+convolution of the trunk also predicts who owns each point at the end (KataGo's auxiliary target);
+with `config.moves_left`, a head like the value head predicts the plies left to the end (Lc0's
+moves-left head). Training reads every head through `apply_heads`; search reads the moves left only.
 """
 
 from __future__ import annotations
@@ -19,16 +20,27 @@ import jax.numpy as jnp
 from azjax.config import NetworkConfig
 
 
+# The moves-left head's unit: it predicts plies / MOVES_LEFT_UNIT (softplus: >= 0), so its output and
+# loss stay near 1 in chess and Go, whose games last tens to hundreds of plies.
+MOVES_LEFT_UNIT = 100.0
+
+
+class Heads(NamedTuple):
+  """Every output of the network. obs [B, H, W, C] gives logits [B, A]; value [B] in [-1, 1]; ownership [B, H * W],
+  the logit that the mover owns each point at the end (None without `config.ownership`); moves_left [B] >= 0,
+  the plies left to the game's end (None without `config.moves_left`)."""
+  logits: object
+  value: object
+  ownership: object = None
+  moves_left: object = None
+
+
 class Network(NamedTuple):
   """`init(key, obs) -> (params, bn_state)`; `apply(params, bn_state, obs, is_training) -> ((logits, value), bn_state)`;
-  `apply_ownership(...)`, the same with `((logits, value, ownership_logits), bn_state)`.
-
-  obs: [B, H, W, C] (any dtype; cast to float32); logits: [B, A]; value: [B] in [-1, 1]; ownership_logits:
-  [B, H * W], the logit that the mover owns each point at the end (None without `config.ownership`).
-  """
+  `apply_heads(...)`, the same with `(Heads, bn_state)`. obs: any dtype, cast to float32."""
   init: callable
   apply: callable
-  apply_ownership: callable
+  apply_heads: callable
 
 
 def _batch_norm(axis_name):
@@ -63,7 +75,12 @@ def make_network(config: NetworkConfig, num_actions: int, axis_name: str | None 
     v = jax.nn.relu(hk.Linear(config.value_hidden)(v.reshape(v.shape[0], -1)))
     value = jnp.tanh(hk.Linear(1)(v))[:, 0]
     ownership = hk.Conv2D(1, 1)(x).reshape(x.shape[0], -1) if config.ownership else None
-    return logits, value, ownership
+    moves_left = None
+    if config.moves_left:
+      m = jax.nn.relu(_batch_norm(axis_name)(_conv(1, 1)(x), is_training))
+      m = jax.nn.relu(hk.Linear(config.value_hidden)(m.reshape(m.shape[0], -1)))
+      moves_left = MOVES_LEFT_UNIT * jax.nn.softplus(hk.Linear(1)(m))[:, 0]
+    return Heads(logits, value, ownership, moves_left)
 
   transformed = hk.without_apply_rng(hk.transform_with_state(forward))
 
@@ -77,7 +94,7 @@ def make_network(config: NetworkConfig, num_actions: int, axis_name: str | None 
                 for name, s in bn_state.items()}
     return params, bn_state
 
-  def apply_ownership(params, bn_state, obs, is_training):
+  def apply_heads(params, bn_state, obs, is_training):
     if dtype == "float32":
       return transformed.apply(params, bn_state, obs.astype(jnp.float32), is_training)
     low = functools.partial(jax.tree.map, lambda x: x.astype(dtype))
@@ -87,7 +104,7 @@ def make_network(config: NetworkConfig, num_actions: int, axis_name: str | None 
     return jax.tree.map(lambda x: x.astype(jnp.float32), outputs), new_state
 
   def apply(params, bn_state, obs, is_training):
-    (logits, value, _), new_state = apply_ownership(params, bn_state, obs, is_training)
-    return (logits, value), new_state
+    heads, new_state = apply_heads(params, bn_state, obs, is_training)
+    return (heads.logits, heads.value), new_state
 
-  return Network(init, apply, apply_ownership)
+  return Network(init, apply, apply_heads)

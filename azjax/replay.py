@@ -15,7 +15,9 @@ sampling; lanes fill at the same rate).
 
 With `ownership_points` (Go, `network.ownership`), a finished game also labels its positions with the
 final board's owner of each point, from the mover's view (KataGo's ownership target); a game that
-did not reach its real end (resignation, the config's length cap) labels them as having none. All functions here are _unbatched_
+did not reach its real end (resignation, the config's length cap) labels them as having none. With
+`moves_left` (`network.moves_left`), it labels each position with the plies its game lasted after it
+(Lc0's moves-left target), whatever ended the game. All functions here are _unbatched_
 (one lane) and vmapped over lanes by the callers via `add`, `finish`, `sample`.
 """
 
@@ -93,8 +95,8 @@ def make_codec(compact: bool, obs: jax.ShapeDtypeStruct, num_actions: int, scala
 
 
 @functools.partial(jax.tree_util.register_dataclass,
-                   data_fields=["obs", "policy", "policy_index", "legal", "mover", "value", "ownership", "owned", "written",
-                                "labelled"],
+                   data_fields=["obs", "policy", "policy_index", "legal", "mover", "value", "ownership", "owned",
+                                "plies_left", "written", "labelled"],
                    meta_fields=["codec"])
 @dataclasses.dataclass(frozen=True)
 class Replay:
@@ -107,6 +109,7 @@ class Replay:
   value: chex.Array  # [lanes, L] float32 outcome z for the mover, discounted by search.discount (once labelled)
   ownership: chex.Array | None  # [lanes, L, points] int8 final owner of each point for the mover (+1), or None
   owned: chex.Array | None  # [lanes, L] bool: the position has an ownership target (its game ended for real)
+  plies_left: chex.Array | None  # [lanes, L] int32 plies of its game from the position to the end (1: it made the last)
   written: chex.Array  # [lanes] int32 positions ever written to the lane
   labelled: chex.Array  # [lanes] int32 positions ever labelled (= first position of the game in play)
   codec: Codec = Codec()
@@ -124,12 +127,14 @@ class Batch:
   weight: chex.Array  # [N] 1.0, or 0.0 where the lane had nothing labelled yet
   ownership: chex.Array | None = None  # [N, points] float32 in {-1, 0, 1}, with `network.ownership`
   owned: chex.Array | None = None  # [N] float32 1.0 where `ownership` is a target
+  plies_left: chex.Array | None = None  # [N] float32, with `network.moves_left`
 
 
 def init(lanes: int, lane_size: int, obs: jax.ShapeDtypeStruct, num_actions: int, codec: Codec = Codec(),
-         ownership_points: int = 0) -> Replay:
+         ownership_points: int = 0, moves_left: bool = False) -> Replay:
   """An empty window of `lanes` lanes of `lane_size` positions, stored by `codec` from now on; with
-  `ownership_points`, each position also keeps an ownership target of that many points."""
+  `ownership_points`, each position also keeps an ownership target of that many points, with `moves_left`
+  its plies left."""
   stored = jax.eval_shape(codec.encode, obs, jax.ShapeDtypeStruct((num_actions,), jnp.float32),
                           jax.ShapeDtypeStruct((num_actions,), bool))
   obs, policy, index, legal = (None if x is None else jnp.zeros((lanes, lane_size, *x.shape), x.dtype) for x in stored)
@@ -139,6 +144,7 @@ def init(lanes: int, lane_size: int, obs: jax.ShapeDtypeStruct, num_actions: int
       value=jnp.zeros((lanes, lane_size), jnp.float32),
       ownership=jnp.zeros((lanes, lane_size, ownership_points), jnp.int8) if ownership_points else None,
       owned=jnp.zeros((lanes, lane_size), bool) if ownership_points else None,
+      plies_left=jnp.zeros((lanes, lane_size), jnp.int32) if moves_left else None,
       written=jnp.zeros((lanes,), jnp.int32),
       labelled=jnp.zeros((lanes,), jnp.int32),
       codec=codec,
@@ -165,8 +171,11 @@ def _finish(lane: Replay, done, rewards, ownership=None, owned=None, discount: f
     lane = lane.replace(ownership=jnp.where(this_game[:, None], mine, lane.ownership),
                         owned=jnp.where(this_game, owned, lane.owned))
   z = rewards[lane.mover]
-  if discount != 1.0:  # the position `lane.written - 1` made the last move: z itself, one ply earlier z * discount
-    z = z * discount ** (lane.written - 1 - absolute).astype(jnp.float32)
+  plies_left = lane.written - absolute  # the position `lane.written - 1` made the last move: 1
+  if discount != 1.0:  # z itself there, one ply earlier z * discount
+    z = z * discount ** (plies_left - 1).astype(jnp.float32)
+  if lane.plies_left is not None:
+    lane = lane.replace(plies_left=jnp.where(this_game, plies_left, lane.plies_left))
   return lane.replace(
       value=jnp.where(this_game, z, lane.value),
       labelled=jnp.where(done, lane.written, lane.labelled))
@@ -186,6 +195,8 @@ def _sample(lane: Replay, key, n: int) -> Batch:
   obs, policy, legal = jax.vmap(lane.codec.decode)(lane.obs[i], lane.policy[i], index, lane.legal[i])
   own = {} if lane.ownership is None else dict(ownership=lane.ownership[i].astype(jnp.float32),
                                                 owned=lane.owned[i].astype(jnp.float32))
+  if lane.plies_left is not None:
+    own["plies_left"] = lane.plies_left[i].astype(jnp.float32)
   return Batch(obs=obs, policy=policy, legal=legal, value=lane.value[i],
                weight=jnp.broadcast_to((count > 0).astype(jnp.float32), (n,)), **own)
 

@@ -18,6 +18,11 @@ weights are scattered back to [A] once at the end. Without root noise it
 searches exactly as the full tree does; its noise has the same law over the
 legal moves (tests/test_search.py).
 
+Lc0's moves-left utility (`search.moves_left_slope`, with a network's moves-left head): every node's
+embedding keeps the head's plies left, and the Q-values each node selects by (`qtransform`) favour the
+child nearer a win's end and farther from a loss's (`moves_left_utility`). The values backed up stay the
+network's.
+
 Search is written for one game and vmapped over games, so each game draws its
 own Dirichlet and Gumbel noise from its own key: the result does not depend on
 how the games are split over devices.
@@ -40,8 +45,9 @@ from azjax.games import spec
 from azjax.network import Network
 
 Variables = tuple[Any, Any]  # (params, bn_state)
-# evaluate(variables, key, states [B]) -> (logits [B, A], value [B]): the network, or pure MCTS's rollouts.
-Evaluate = Callable[[Any, chex.PRNGKey, pgx.State], tuple[chex.Array, chex.Array]]
+# evaluate(variables, key, states [B]) -> (logits [B, A], value [B], moves_left [B] or None): the network, or pure
+# MCTS's rollouts (no moves left).
+Evaluate = Callable[[Any, chex.PRNGKey, pgx.State], tuple[chex.Array, chex.Array, chex.Array | None]]
 LegalMoves = Callable[[pgx.State], chex.Array]  # states [B] -> [B, A] bool (rules.make_legal_moves)
 masked_logits = rules.masked_logits
 
@@ -60,9 +66,10 @@ class SearchOutput:
 
 @chex.dataclass(frozen=True)
 class Node:
-  """A compact tree's embedding: the lean state and the action each of its children plays."""
+  """A node's embedding: the lean state, the action each child plays (a compact tree's), the plies left."""
   state: pgx.State  # [B] lean
-  actions: chex.Array  # [B, K] int32 (legal_actions)
+  actions: chex.Array | None = None  # [B, K] int32 (legal_actions) in a compact tree, else None
+  moves_left: chex.Array | None = None  # [B] the head's plies left (0 at a game's end) with the utility, else None
 
 
 def tree_width(config: SearchConfig, game: str, num_actions: int) -> int:
@@ -139,6 +146,44 @@ def qtransform_with_unvisited(tree: mctx.Tree, node_index, *, unvisited_value: f
   return (q + 1.0) / 2.0
 
 
+# Lc0's moves-left utility's weight by |Q| (src/search/classic/search.cc, MEvaluator; its default factors
+# MovesLeftConstantFactor 0, ScaledFactor 1.6521, QuadraticFactor -0.6521): 0 at an even Q, 1 at a sure result.
+MOVES_LEFT_FACTORS = (0.0, 1.6521, -0.6521)
+
+
+def moves_left_utility(tree: mctx.Tree, node_index, *, slope: float, max_effect: float,
+                       threshold: float) -> chex.Array:
+  """_unbatched_ [children] Lc0's moves-left utility of each child of `node_index`, on Q's [-1, 1] scale.
+
+  clip(slope * (M_child - M_parent), +-max_effect), signed to favour the shorter of two winning children and
+  the longer of two losing ones, weighted by |Q| (its part above `threshold`, rescaled, as Lc0 does). 0 for
+  unvisited children (Lc0's default), and everywhere when the node's own |value| is not above `threshold`.
+  M is the network's plies left at each node (Lc0 averages it over the subtree, as Q)."""
+  q = tree.qvalues(node_index)
+  children = tree.children_index[node_index]
+  moves_left = tree.embeddings.moves_left
+  effect = jnp.clip(slope * (moves_left[jnp.maximum(children, 0)] - moves_left[node_index]), -max_effect, max_effect)
+  a = jnp.abs(q)
+  if 0.0 < threshold < 1.0:
+    a = jnp.maximum(a - threshold, 0.0) / (1.0 - threshold)
+  c0, c1, c2 = MOVES_LEFT_FACTORS
+  utility = -jnp.sign(q) * effect * (c0 + c1 * a + c2 * a * a)
+  within = jnp.abs(tree.node_values[node_index]) > threshold
+  return jnp.where(within & (children != mctx.Tree.UNVISITED), utility, 0.0)
+
+
+def with_moves_left_utility(qtransform, config: SearchConfig):
+  """`qtransform` seeing each child's Q plus its `moves_left_utility` (the tree's values themselves unchanged)."""
+
+  def transformed(tree: mctx.Tree, node_index) -> chex.Array:
+    utility = moves_left_utility(tree, node_index, slope=config.moves_left_slope,
+                                 max_effect=config.moves_left_max_effect, threshold=config.moves_left_threshold)
+    # Q = discount * value + reward per child: adding to the node's rewards adds to its children's Q alone.
+    return qtransform(tree.replace(children_rewards=tree.children_rewards.at[node_index].add(utility)), node_index)
+
+  return transformed
+
+
 def choose_move(key: chex.PRNGKey, weights: chex.Array, sample: chex.Array) -> chex.Array:
   """_unbatched_: a move drawn in proportion to the search policy `weights` [A] where `sample`, else the
   most visited (greedy) move. The one move choice of self-play (by ply), agents and engines."""
@@ -147,13 +192,14 @@ def choose_move(key: chex.PRNGKey, weights: chex.Array, sample: chex.Array) -> c
 
 
 def network_evaluator(network: Network):
-  """`evaluate(variables, key, states) -> (logits [B, A], value [B])` of the network (the key is unused)."""
+  """`evaluate(variables, key, states) -> (logits [B, A], value [B], moves_left [B] or None)` of the network (the
+  key is unused; moves_left without a moves-left head is None)."""
 
   def evaluate(variables, key, state):
     del key
     params, bn_state = variables
-    (logits, value), _ = network.apply(params, bn_state, state.observation, False)
-    return logits, value
+    heads, _ = network.apply_heads(params, bn_state, state.observation, False)
+    return heads.logits, heads.value, heads.moves_left
 
   return evaluate
 
@@ -164,29 +210,32 @@ def lean(state: pgx.State) -> pgx.State:
 
 
 def make_recurrent_fn(env: pgx.Env, evaluate: Evaluate, legal_moves: LegalMoves, width: int = 0,
-                      discount: float = 1.0) -> mctx.RecurrentFn:
+                      discount: float = 1.0, moves_left: bool = False) -> mctx.RecurrentFn:
   """The one adapter from pgx to mctx: steps the game, evaluates the child, masks its illegal moves.
 
   A branch ends where a game ends, `terminated | truncated`, as in self-play: pgx zeroes the rewards
   of a truncated game, so the search scores it a draw, as self-play's value target does. With `width`
   K > 0 the tree is compact: mctx's actions index the parent's `Node.actions`, and the child's priors
   are those of its own legal moves. `discount` (search.discount) shrinks each ply's value on the way up.
+  With `moves_left`, each node keeps the evaluator's plies left (0 where the game ended).
   """
 
   def recurrent_fn(variables, key, action, node):
-    state = node
+    state = node.state
     if width:  # mctx's action is the parent's child: play its move
-      state, action = node.state, gather(node.actions, action[:, None])[:, 0]
+      action = gather(node.actions, action[:, None])[:, 0]
     mover = state.current_player
     state = jax.vmap(env.step)(state, action)
-    logits, value = evaluate(variables, key, state)
+    logits, value, plies = evaluate(variables, key, state)
     reward = state.rewards[jnp.arange(action.shape[0]), mover]
     done = state.terminated | state.truncated
     legal = legal_moves(state)
-    prior, embedding = masked_logits(logits, legal), lean(state)
+    prior, actions = masked_logits(logits, legal), None
     if width:  # the padding's action is illegal: masked
       actions = children(legal, width)
-      prior, embedding = gather(prior, actions), Node(state=embedding, actions=actions)
+      prior = gather(prior, actions)
+    plies = jnp.where(done, 0.0, plies) if moves_left else None
+    embedding = Node(state=lean(state), actions=actions, moves_left=plies)
     return mctx.RecurrentFnOutput(reward=reward, discount=jnp.where(done, 0.0, -discount), prior_logits=prior,
                                   value=jnp.where(done, 0.0, value)), embedding
 
@@ -211,21 +260,29 @@ def make_search_with(env: pgx.Env, evaluate: Evaluate, config: SearchConfig, leg
   where `tree_width` says so; the output is the same either way."""
   num_actions = env.num_actions
   width = tree_width(config, game, num_actions)
-  recurrent_fn = make_recurrent_fn(env, evaluate, legal_moves, width, config.discount)
+  moves_left = config.moves_left_slope > 0
+  recurrent_fn = make_recurrent_fn(env, evaluate, legal_moves, width, config.discount, moves_left)
   alpha = dirichlet_alpha(config, game)  # > 0 even without noise: mctx draws its noise before weighting it
   fraction = config.dirichlet_fraction if config.algorithm == "puct" else 0.0
   qtransform = functools.partial(qtransform_with_unvisited, unvisited_value=config.unvisited_value)
+  gumbel_qtransform = {}  # mctx's own (completed by the mixed value) unless the utility wraps it
+  if moves_left:
+    qtransform = with_moves_left_utility(qtransform, config)
+    gumbel_qtransform = dict(qtransform=with_moves_left_utility(mctx.qtransform_completed_by_mix_value, config))
 
   def one(variables, key, state, noise):
     state = jax.tree.map(lambda x: x[None], state)  # mctx wants a batch; this one has a single game
     root_key, noise_key, key = jax.random.split(key, 3)
-    logits, value = evaluate(variables, root_key, state)
+    logits, value, plies = evaluate(variables, root_key, state)
+    if moves_left and plies is None:
+      raise ValueError("search.moves_left_slope > 0 needs an evaluator with moves left (network.moves_left > 0)")
     legal = legal_moves(state)
     prior = masked_logits(logits, legal)
-    actions, valid, embedding = jnp.arange(num_actions, dtype=jnp.int32)[None], legal, lean(state)
+    actions, valid, node_actions = jnp.arange(num_actions, dtype=jnp.int32)[None], legal, None
     if width:
-      actions = children(legal, width)
-      prior, valid, embedding = gather(prior, actions), gather(legal, actions), Node(state=embedding, actions=actions)
+      actions = node_actions = children(legal, width)
+      prior, valid = gather(prior, actions), gather(legal, actions)
+    embedding = Node(state=lean(state), actions=node_actions, moves_left=plies if moves_left else None)
     if noise and fraction > 0:  # over the tree's children: in chess [K] draws in a 20th of the time of [A]
       prior = with_dirichlet_noise(noise_key, prior[0], valid[0], alpha, fraction)[None]
     root = mctx.RootFnOutput(prior_logits=prior, value=value, embedding=embedding)
@@ -240,7 +297,7 @@ def make_search_with(env: pgx.Env, evaluate: Evaluate, config: SearchConfig, leg
       out = mctx.gumbel_muzero_policy(
           variables, key, root, recurrent_fn, num_simulations, invalid_actions=invalid,
           max_num_considered_actions=config.max_considered_actions,
-          gumbel_scale=config.gumbel_scale if noise else 0.0)
+          gumbel_scale=config.gumbel_scale if noise else 0.0, **gumbel_qtransform)
     tree = out.search_tree
     weights = scatter(out.action_weights, actions, num_actions) if width else out.action_weights
     summary = tree.summary()

@@ -64,8 +64,8 @@ def symmetric_evaluator(evaluate, size: int):
   def wrapped(variables, key, state):
     k = jax.random.randint(key, (state.observation.shape[0],), 0, NUM)
     obs = jax.vmap(functools.partial(observation, size=size))(state.observation, k)
-    logits, value = evaluate(variables, key, state.replace(observation=obs))
+    logits, value, moves_left = evaluate(variables, key, state.replace(observation=obs))
     back = jax.vmap(functools.partial(board, size=size, perm=inverse(size)))(logits, k)
-    return back, value
+    return back, value, moves_left
 
   return wrapped

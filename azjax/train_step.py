@@ -120,7 +120,8 @@ def _init(program: Program, key) -> TrainState:
   params, bn_state = program.network.init(net_key, obs[:1])
   replay = replay_lib.init(config.selfplay.batch_size, config.lane_size,
                            jax.ShapeDtypeStruct(obs.shape[1:], obs.dtype), program.num_actions, program.codec,
-                           rules.GO_SIZES[config.game] ** 2 if config.network.ownership else 0)
+                           rules.GO_SIZES[config.game] ** 2 if config.network.ownership else 0,
+                           moves_left=bool(config.network.moves_left))
   best = Best(params=params, bn_state=bn_state, step=jnp.int32(0)) if config.run.gate_games else None
   return TrainState(params=params, bn_state=bn_state, opt_state=program.optimizer.init(params), actors=actors,
                     replay=replay, step=jnp.int32(0), key=key, best=best)
@@ -190,7 +191,8 @@ def _shard_step(program: Program, state: TrainState, coins: chex.Array, phase: s
     if config.selfplay.resign:  # the calibration, with the check games this chunk finished
       metrics["resign_threshold"] = resign_below
       metrics["resign_false_positives"] = selfplay.resign_false_positives(actors.calibration, resign_below, AXIS)
-  update = learner.make_update(program.train_network, program.optimizer, config.train, AXIS, config.network.ownership)
+  update = learner.make_update(program.train_network, program.optimizer, config.train, AXIS, config.network.ownership,
+                               config.network.moves_left)
   per_lane = config.train.batch_size // config.selfplay.batch_size
 
   # Train only once every lane holds a finished game. A minibatch takes the same number of rows from
@@ -221,6 +223,7 @@ def _shard_step(program: Program, state: TrainState, coins: chex.Array, phase: s
       "loss": losses.total.mean(), "value_loss": losses.value.mean(), "policy_loss": losses.policy.mean(),
       "l2": losses.l2.mean(), "updates": ready * updates,
       **({"ownership_loss": losses.ownership.mean()} if config.network.ownership else {}),
+      **({"moves_left_loss": losses.moves_left.mean()} if config.network.moves_left else {}),
       "learning_rate": learner.current_learning_rate(opt_state),  # the optimiser's own, at its last update
       "replay_positions": jax.lax.psum(replay_lib.size(replay).sum(), AXIS),
       # Divergence checks the loop reads every step (loop.check_finite): 1.0 while all is well.

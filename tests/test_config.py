@@ -53,6 +53,8 @@ def test_overrides_parse_types():
     ("run.eval_engine_games=-1", "run.eval_engine_games"),
     ("train.augment=true", "train.augment"),  # Go only
     ("search.discount=0", "search.discount"),
+    ("search.moves_left_slope=0.0027", "search.moves_left_slope"),  # no moves-left head to read
+    ("search.moves_left_threshold=1", "search.moves_left_threshold"),
     ("search.discount=1.5", "search.discount"),
 ])
 def test_bad_overrides_name_the_field(override, field):

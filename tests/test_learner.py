@@ -121,10 +121,33 @@ def test_ownership_head_learns_its_target_only_where_there_is_one():
   for _ in range(100):
     params, bn_state, opt_state, losses = update(params, bn_state, opt_state, batch)
     first = float(losses.ownership) if first is None else first
-  (_, _, own), _ = net.apply_ownership(params, bn_state, obs, True)
+  own = net.apply_heads(params, bn_state, obs, True)[0].ownership
   assert first > 0.6 and float(losses.ownership) < 0.2
   assert np.mean(np.sign(own[:48]) == np.asarray(target[:48])) >= 0.95
   plain = make_network(NetworkConfig(blocks=1, channels=8, value_hidden=8), 10)
   plain_params, plain_bn = plain.init(jax.random.PRNGKey(1), obs)
   assert len(jax.tree.leaves(plain_params)) == len(jax.tree.leaves(params)) - 2  # the head's kernel and bias
-  assert plain.apply_ownership(plain_params, plain_bn, obs, False)[0][2] is None
+  assert plain.apply_heads(plain_params, plain_bn, obs, False)[0].ownership is None
+
+
+def test_moves_left_head_learns_the_plies_left():
+  """`network.moves_left`: the head fits each position's plies left (here 20 or 180, by the first plane's
+  first point), and its loss joins the total; without the switch there is no head."""
+  config = NetworkConfig(blocks=1, channels=8, value_hidden=8, moves_left=1.0)
+  net = make_network(config, 10)
+  obs = jax.random.bernoulli(jax.random.PRNGKey(0), 0.5, (64, 3, 3, 2))
+  plies = jnp.where(obs[:, 0, 0, 0], 20.0, 180.0)
+  batch = Batch(obs=obs, policy=jnp.full((64, 10), 0.1), legal=jnp.ones((64, 10), bool), value=jnp.zeros(64),
+                weight=jnp.ones(64), plies_left=plies)
+  train = TrainConfig(learning_rate=0.05)
+  params, bn_state = net.init(jax.random.PRNGKey(1), obs)
+  opt = make_optimizer(train)
+  opt_state = opt.init(params)
+  update = jax.jit(make_update(net, opt, train, moves_left_weight=config.moves_left))
+  for _ in range(300):
+    params, bn_state, opt_state, losses = update(params, bn_state, opt_state, batch)
+  predicted = np.asarray(net.apply_heads(params, bn_state, obs, False)[0].moves_left)
+  assert np.mean(np.abs(predicted - np.asarray(plies))) < 20, predicted
+  assert float(losses.moves_left) > 0 and float(losses.total) >= float(losses.value + losses.policy)
+  plain = make_network(NetworkConfig(blocks=1, channels=8, value_hidden=8), 10)
+  assert plain.apply_heads(*plain.init(jax.random.PRNGKey(1), obs), obs, False)[0].moves_left is None

@@ -160,3 +160,22 @@ def test_a_finished_game_labels_ownership_from_each_movers_view():
   np.testing.assert_array_equal(batch.owned, [1.0] * 8 + [0.0] * 8)
   assert _replay().ownership is None and replay_lib.sample(_replay(), jax.random.split(jax.random.PRNGKey(0), 2),
                                                            1).ownership is None
+
+
+def test_a_finished_game_labels_each_position_with_its_plies_left():
+  """With `network.moves_left`: the position that made the last move has 1 ply left, the one before 2, ...,
+  also where the game wrapped around its lane; the game still in play waits; without the switch there is none."""
+  r = replay_lib.init(2, 4, jax.ShapeDtypeStruct((1,), jnp.int32), 3, moves_left=True)
+  for t in range(2):
+    r = _add(r, [t, 10 + t], [t % 2, (t + 1) % 2])
+  r = replay_lib.finish(r, jnp.array([True, False]), jnp.array([[1.0, -1.0], [0.0, 0.0]]))
+  np.testing.assert_array_equal(r.plies_left[0, :2], [2, 1])
+  assert not r.plies_left[1].any()
+  for t in range(2, 7):  # lane 1's game reaches 7 positions in 4 slots: slots hold positions 4, 5, 6, 3
+    r = _add(r, [t, 10 + t], [t % 2, (t + 1) % 2])
+  r = replay_lib.finish(r, jnp.array([False, True]), jnp.zeros((2, 2)))
+  np.testing.assert_array_equal(r.plies_left[1], [3, 2, 1, 4])
+  batch = replay_lib.sample(r, jax.random.split(jax.random.PRNGKey(0), 2), 8)
+  assert set(batch.plies_left[8:].tolist()) <= {1.0, 2.0, 3.0, 4.0} and batch.plies_left.dtype == jnp.float32
+  assert _replay().plies_left is None and replay_lib.sample(_replay(), jax.random.split(jax.random.PRNGKey(0), 2),
+                                                            1).plies_left is None

@@ -41,7 +41,7 @@ def test_illegal_moves_never_searched_anywhere_in_the_tree(algorithm, compact_tr
                                                             state)
   tree = jax.tree.map(lambda x: x[:, 0], out.tree)  # drop mctx's batch of one
   visited = np.asarray(tree.node_visits) > 0  # [B, N]
-  nodes = tree.embeddings.state if compact_tree == "on" else tree.embeddings
+  nodes = tree.embeddings.state
   legal = np.asarray(nodes.legal_action_mask)  # [B, N, A] legal moves at each node
   if compact_tree == "on":  # [B, N, K] whether each child is legal (not the padding)
     legal = np.take_along_axis(legal, np.asarray(tree.embeddings.actions), axis=-1)
@@ -100,7 +100,7 @@ def test_lean_tree_searches_exactly_like_the_full_state(game, monkeypatch):
   from azjax import search as search_lib
   env, net, state, variables, config = _setup(game, num_simulations=12)
   keys = jax.random.split(jax.random.PRNGKey(2), 3)
-  nodes = lambda tree: tree.embeddings.state if game == "chess" else tree.embeddings  # chess: a compact tree
+  nodes = lambda tree: tree.embeddings.state
   lean = jax.jit(make_search(env, net, config, game))(variables, keys, state)
   assert nodes(lean.tree).observation.shape == (3, 1, 13, 0)  # [B, mctx batch, nodes, nothing]
   monkeypatch.setattr(search_lib, "lean", lambda s: s)
@@ -217,7 +217,8 @@ def test_unvisited_value_sets_how_wide_puct_searches(unvisited, widest):
   # simulations visit all 9 first moves once. Counted as a loss (the AlphaZero pseudocode's -1), it
   # trails every visited child, so search keeps returning to the first one it tried.
   env = make_env("tictactoe")
-  flat = lambda variables, key, state: (jnp.zeros(state.legal_action_mask.shape), jnp.zeros(state.legal_action_mask.shape[0]))
+  flat = lambda variables, key, state: (jnp.zeros(state.legal_action_mask.shape),
+                                        jnp.zeros(state.legal_action_mask.shape[0]), None)
   config = SearchConfig(algorithm="puct", unvisited_value=unvisited)
   search = make_search_with(env, flat, config, lambda s: s.legal_action_mask, 9, "tictactoe")
   states = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), 4))
@@ -236,7 +237,7 @@ def test_a_discount_shrinks_each_plys_value_on_the_way_up(discount):
   # And a win one ply away is worth its full reward whatever the discount.
   env = make_env("tictactoe")
   flat = lambda variables, key, state: (jnp.zeros(state.legal_action_mask.shape),
-                                        jnp.full(state.legal_action_mask.shape[0], 0.8))
+                                        jnp.full(state.legal_action_mask.shape[0], 0.8), None)
   config = SearchConfig(algorithm="puct", discount=discount)
   states = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), 2))
   out = make_search_with(env, flat, config, lambda s: s.legal_action_mask, 1, "tictactoe")(
@@ -282,7 +283,7 @@ def test_gumbel_root_sees_a_mate_only_among_the_moves_it_considers(simulations, 
   assert len(wins) == 1  # Ra8#, the only mate
   prior = jnp.zeros(env.num_actions).at[wins[0]].set(-3.0)  # last; a won move's completed Q adds ~5 to its logit
   flat = lambda variables, key, state: (jnp.broadcast_to(prior, state.legal_action_mask.shape),
-                                        jnp.zeros(state.legal_action_mask.shape[0]))
+                                        jnp.zeros(state.legal_action_mask.shape[0]), None)
   config = SearchConfig(algorithm="gumbel", num_simulations=simulations, max_considered_actions=considered)
   search = make_search_with(env, flat, config, lambda s: s.legal_action_mask, simulations, "chess")
   states = jax.tree.map(lambda x: x[None], root)
@@ -291,3 +292,30 @@ def test_gumbel_root_sees_a_mate_only_among_the_moves_it_considers(simulations, 
   assert (visits[wins[0]] > 0) == finds_mate
   assert (int(np.argmax(out.weights[0])) == wins[0]) == finds_mate
   assert (visits > 0).sum() == min(considered, 20)  # the root's breadth: every considered move, once or more
+
+
+@pytest.mark.parametrize("value, prefers", [(-0.8, "shortest"), (0.8, "longest")])
+def test_moves_left_utility_prefers_the_shorter_win_and_the_longer_loss(value, prefers):
+  # A flat evaluator: every position is worth `value` to its mover (-0.8: each child of the root is a win for
+  # the root's mover, Q = +0.8), and its plies left grow with the square the last stone went to. Gumbel with
+  # as many simulations as moves visits each root child once, so their Qs tie: without the utility the search
+  # keeps the prior's first move; with it, the winner picks the child with the fewest plies left, the loser
+  # the one with the most. The backed-up values stay the evaluator's own.
+  env = make_env("tictactoe")
+
+  def flat(variables, key, state):
+    squares = state.observation.reshape(state.observation.shape[0], 9, -1).sum(-1)  # stones on each square
+    plies = 10.0 + (squares * jnp.arange(9.0)).sum(-1)
+    return jnp.zeros(state.legal_action_mask.shape), jnp.full(plies.shape, value), plies
+
+  states = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), 2))
+  keys = jax.random.split(jax.random.PRNGKey(1), 2)
+  plain = SearchConfig(algorithm="gumbel", num_simulations=9, max_considered_actions=9)
+  utility = dataclasses.replace(plain, moves_left_slope=0.0027)
+  outs = {c.moves_left_slope: make_search_with(env, flat, c, lambda s: s.legal_action_mask, 9, "tictactoe")(
+      None, keys, states, noise=False) for c in (plain, utility)}
+  assert (np.asarray(root_summary(outs[0.0027])[0]) == 1).all()  # each move once
+  np.testing.assert_allclose(outs[0.0].value, outs[0.0027].value)
+  np.testing.assert_allclose(np.ptp(np.asarray(outs[0.0].weights), -1), 0.0, atol=1e-6)  # a tie without it
+  chosen = np.argmax(np.asarray(outs[0.0027].weights), -1)
+  assert (chosen == (0 if prefers == "shortest" else 8)).all(), chosen

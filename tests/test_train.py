@@ -68,6 +68,23 @@ def test_a_runs_discount_reaches_its_value_targets():
   assert {1.0, 0.5, 0.25} <= set(decided.tolist())
 
 
+def test_a_moves_left_run_trains_its_head_on_the_plies_its_games_lasted():
+  # network.moves_left and search.moves_left_slope inside the train step: self-play labels each finished game's
+  # positions with n, n - 1, ..., 1 plies left, the head's loss is logged, and its search runs with the utility.
+  program = azjax.build(_smoke("tictactoe", "network.moves_left=1", "search.moves_left_slope=0.0027"))
+  mesh = azjax.make_mesh()
+  state = azjax.init_state(program, mesh)
+  step = azjax.make_train_step(program, mesh)
+  for _ in range(3):  # 12 plies a lane, no wrap of its 128 slots
+    state, metrics = step(state)
+  assert float(metrics["moves_left_loss"]) > 0 and float(metrics["updates"]) == 1
+  replay = jax.device_get(state.replay)
+  for lane in range(replay.value.shape[0]):
+    plies = replay.plies_left[lane, :replay.labelled[lane]]
+    starts = np.flatnonzero(np.diff(plies, prepend=1) > 0)  # each game counts down to 1
+    assert plies[-1] == 1 and all(5 <= plies[i] <= 9 for i in starts), plies
+
+
 def _restore(run_dir, config):
   program = azjax.build(config)
   abstract = train_lib.abstract_state(program)
