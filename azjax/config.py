@@ -145,7 +145,7 @@ class RunConfig:
   log_every: int = 10  # train_steps between metric read-backs
   checkpoint_every: int = 50
   eval_every: int = 0  # 0 = evaluate only at the end
-  eval_games: int = 64  # games per opponent per evaluation (pairs of one opening, colours swapped)
+  eval_games: int = 64  # games per opponent per evaluation (pairs of one opening, colours swapped); 0 = none
   eval_pool: int = 2  # earlier evaluated checkpoints each evaluation also plays
   eval_mcts_simulations: int = 0  # > 0 adds pure MCTS (random rollouts) with this many simulations as an anchor
   # > 0: each evaluation of a run (not a sweep) also plays this many games against the game's real engine, an
@@ -344,8 +344,8 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
   _check(not c.run.eval_engine_games or c.game in ENGINE_GAMES, "run.eval_engine_games", c.run.eval_engine_games,
          f"0 for {c.game}: real engines play {', '.join(ENGINE_GAMES)}")
   _check(0.5 <= c.run.gate_score < 1.0, "run.gate_score", c.run.gate_score, "must lie in [0.5, 1)")
-  _check(not c.run.gate_games or c.run.eval_every >= 1, "run.gate_games", c.run.gate_games,
-         "0 unless run.eval_every >= 1 (gating plays at each evaluation)")
+  _check(not c.run.gate_games or (c.run.eval_every >= 1 and c.run.eval_games >= 1), "run.gate_games",
+         c.run.gate_games, "0 unless run.eval_every >= 1 and run.eval_games >= 1 (gating plays at each evaluation)")
   _check(0.0 < c.selfplay.full_search_fraction <= 1.0, "selfplay.full_search_fraction",
          c.selfplay.full_search_fraction, "must lie in (0, 1]")
   if c.selfplay.full_search_fraction < 1.0:

@@ -294,7 +294,7 @@ def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: b
       if step % config.run.log_every == 0 or last:
         flush(keep_newest=not last)
       evaluating = evaluation.is_evaluation_step(config, step)
-      if step % config.run.checkpoint_every == 0 or evaluating:
+      if step % config.run.checkpoint_every == 0 or evaluating or last:  # the run's end, evaluated or not
         check_finite(step, metrics, mngr.latest_step())  # never checkpoint a diverged state
         flush(keep_newest=False)  # every logged row up to a checkpoint survives a crash after it
         if evaluating and gating:  # before the checkpoint, which then holds the decision

@@ -85,6 +85,16 @@ def test_a_moves_left_run_trains_its_head_on_the_plies_its_games_lasted():
     assert plies[-1] == 1 and all(5 <= plies[i] <= 9 for i in starts), plies
 
 
+def test_eval_games_zero_trains_without_evaluating_and_checkpoints_the_end(tmp_path):
+  # run.eval_games=0: no evaluation at all (it crashed at the run's end before); the last step, 3, is not a
+  # multiple of checkpoint_every (2) and is kept all the same. Gating, which plays at evaluations, is refused.
+  result = azjax.train(_smoke("tictactoe", "run.eval_games=0", "train.num_steps=3"), tmp_path / "run", progress=False)
+  assert result.step == 3 and result.evaluation is None
+  assert ckpt.manager(os.path.join(tmp_path, "run", "checkpoints")).all_steps() == [2, 3]
+  with pytest.raises(azjax.ConfigError, match="run.gate_games"):
+    _smoke("tictactoe", "run.eval_games=0", "run.eval_every=2", "run.gate_games=4")
+
+
 def _restore(run_dir, config):
   program = azjax.build(config)
   abstract = train_lib.abstract_state(program)
