@@ -71,15 +71,15 @@ def make_network(config: NetworkConfig, num_actions: int, axis_name: str | None 
       x = jax.nn.relu(x + y)
     p = jax.nn.relu(_batch_norm(axis_name)(_conv(config.policy_channels, 1)(x), is_training))
     logits = hk.Linear(num_actions)(p.reshape(p.shape[0], -1))
-    v = jax.nn.relu(_batch_norm(axis_name)(_conv(1, 1)(x), is_training))
-    v = jax.nn.relu(hk.Linear(config.value_hidden)(v.reshape(v.shape[0], -1)))
-    value = jnp.tanh(hk.Linear(1)(v))[:, 0]
+
+    def scalar_head(x):  # the value head's shape, for the value and the moves left: [B], before its squashing
+      h = jax.nn.relu(_batch_norm(axis_name)(_conv(1, 1)(x), is_training))
+      h = jax.nn.relu(hk.Linear(config.value_hidden)(h.reshape(h.shape[0], -1)))
+      return hk.Linear(1)(h)[:, 0]
+
+    value = jnp.tanh(scalar_head(x))
     ownership = hk.Conv2D(1, 1)(x).reshape(x.shape[0], -1) if config.ownership else None
-    moves_left = None
-    if config.moves_left:
-      m = jax.nn.relu(_batch_norm(axis_name)(_conv(1, 1)(x), is_training))
-      m = jax.nn.relu(hk.Linear(config.value_hidden)(m.reshape(m.shape[0], -1)))
-      moves_left = MOVES_LEFT_UNIT * jax.nn.softplus(hk.Linear(1)(m))[:, 0]
+    moves_left = MOVES_LEFT_UNIT * jax.nn.softplus(scalar_head(x)) if config.moves_left else None
     return Heads(logits, value, ownership, moves_left)
 
   transformed = hk.without_apply_rng(hk.transform_with_state(forward))
