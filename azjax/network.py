@@ -5,7 +5,8 @@ norm, a policy head over every pgx action and a tanh value head. `f(s) = (p, v)`
 with `v` the expected outcome for the player to move. With `config.ownership` (Go), a 1x1
 convolution of the trunk also predicts who owns each point at the end (KataGo's auxiliary target);
 with `config.moves_left`, a head like the value head predicts the plies left to the end (Lc0's
-moves-left head). Training reads every head through `apply_heads`; search reads the moves left only.
+moves-left head); with `config.global_pooling`, KataGo's global pooling in every block and in those two heads.
+Training reads every head through `apply_heads`; search reads the moves left only.
 """
 
 from __future__ import annotations
@@ -54,6 +55,12 @@ def _conv(channels, kernel):
   return hk.Conv2D(channels, kernel, with_bias=False)
 
 
+def global_pool(x):
+  """[B, H, W, C] -> [B, 2C]: each channel's mean and max over the board (KataGo's global pooling; the board
+  size is fixed per game, so KataGo's size-scaled mean would add nothing)."""
+  return jnp.concatenate([x.mean(axis=(1, 2)), x.max(axis=(1, 2))], axis=-1)
+
+
 def make_network(config: NetworkConfig, num_actions: int, axis_name: str | None = None,
                  dtype: str = "float32") -> Network:
   """Builds the network; `axis_name` names the device axis for batch-norm statistics.
@@ -67,14 +74,19 @@ def make_network(config: NetworkConfig, num_actions: int, axis_name: str | None 
     x = jax.nn.relu(_batch_norm(axis_name)(_conv(config.channels, 3)(x), is_training))
     for _ in range(config.blocks):
       y = jax.nn.relu(_batch_norm(axis_name)(_conv(config.channels, 3)(x), is_training))
+      if config.global_pooling:  # KataGo's global pooling bias: what the whole board holds, at every point
+        y = y + hk.Linear(config.channels)(global_pool(y))[:, None, None, :]
       y = _batch_norm(axis_name)(_conv(config.channels, 3)(y), is_training)
       x = jax.nn.relu(x + y)
     p = jax.nn.relu(_batch_norm(axis_name)(_conv(config.policy_channels, 1)(x), is_training))
     logits = hk.Linear(num_actions)(p.reshape(p.shape[0], -1))
 
     def scalar_head(x):  # the value head's shape, for the value and the moves left: [B], before its squashing
-      h = jax.nn.relu(_batch_norm(axis_name)(_conv(1, 1)(x), is_training))
-      h = jax.nn.relu(hk.Linear(config.value_hidden)(h.reshape(h.shape[0], -1)))
+      if config.global_pooling:  # KataGo's value head: pooled channels of a 1x1 convolution
+        h = global_pool(jax.nn.relu(_batch_norm(axis_name)(_conv(config.channels, 1)(x), is_training)))
+      else:  # AlphaGo Zero's: one plane, every point
+        h = jax.nn.relu(_batch_norm(axis_name)(_conv(1, 1)(x), is_training)).reshape(x.shape[0], -1)
+      h = jax.nn.relu(hk.Linear(config.value_hidden)(h))
       return hk.Linear(1)(h)[:, 0]
 
     value = jnp.tanh(scalar_head(x))

@@ -72,3 +72,26 @@ def test_bfloat16_inference_agrees_with_float32():
   agree = jnp.argmax(jnp.where(state.legal_action_mask, l16, -jnp.inf), -1) == jnp.argmax(
       jnp.where(state.legal_action_mask, l32, -jnp.inf), -1)
   assert float(agree.mean()) > 0.8
+
+
+def test_global_pooling_carries_a_corner_across_the_board_in_one_block():
+  """`network.global_pooling` (KataGo): with it a stone at one corner changes the trunk at the far corner after
+  one block (seen through the per-point ownership head); without it the stem and one block's three 3x3
+  convolutions reach 3 points, not the 8 between the corners. Off, the network's parameters are the papers'."""
+  env = make_env("go9")
+  state = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), 4))
+  state = jax.vmap(env.step)(state, jnp.array([10, 20, 30, 40]))
+  obs = state.observation.astype(jnp.float32)
+  moved = obs.at[:, 0, 0, :2].set(1.0 - obs[:, 0, 0, :2])  # stones flipped at the corner (0, 0)
+  far = {}
+  for pooling in (False, True):
+    net = make_network(NetworkConfig(blocks=1, channels=8, value_hidden=8, ownership=1.0, global_pooling=pooling),
+                       env.num_actions)
+    params, bn_state = net.init(jax.random.PRNGKey(1), obs)
+    own = lambda o: net.apply_heads(params, bn_state, o, False)[0].ownership.reshape(-1, 9, 9)
+    far[pooling] = float(jnp.max(jnp.abs(own(moved)[:, 4:, 4:] - own(obs)[:, 4:, 4:])))
+    (_, value), _ = net.apply(params, bn_state, obs, False)
+    assert value.shape == (4,) and np.all(np.abs(value) < 1.0)
+    linears = [k for k in params if "linear" in k]
+    assert len(linears) == 3 + (1 if pooling else 0)  # policy, value's two; one per block with pooling
+  assert far[False] == 0.0 and far[True] > 1e-4
