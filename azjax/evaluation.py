@@ -151,8 +151,8 @@ def write_curve(run_dir: Path, curve: list[dict]) -> None:
 
 def is_evaluation_step(config: Config, step: int) -> bool:
   """Evaluations come every `run.eval_every` steps and at the last step; none with `run.eval_games=0`."""
-  return step > 0 and config.run.eval_games > 0 and (bool(config.run.eval_every and step % config.run.eval_every == 0)
-                       or step == config.train.num_steps)
+  periodic = bool(config.run.eval_every and step % config.run.eval_every == 0)
+  return step > 0 and config.run.eval_games > 0 and (periodic or step == config.train.num_steps)
 
 
 def resume_csv(config: Config, path: Path, step: int) -> tuple[CsvLog, bool]:
