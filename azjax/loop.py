@@ -29,6 +29,7 @@ from tqdm.auto import tqdm
 from azjax import arena, budget, checkpoint as ckpt, distributed, evaluation, train_step as train_lib
 from azjax.records import CsvLog, EventLog, read_rows, row_step
 from azjax.config import Config, ConfigError, validate
+from azjax.games import spec
 
 # Fields that fix the shapes of the saved state: a resumed run must keep them.
 STRUCTURAL_FIELDS = ("game", "network", "selfplay.batch_size", "replay.window", "replay.compact", "train.optimizer")
@@ -179,6 +180,11 @@ def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: b
   train_step = train_lib.make_train_step(program, mesh, n).lower(abstract).compile()
   memory = budget.estimate(config, abstract, mesh.size, compiled=train_step)
   budget.check(config, memory)
+  if config.lane_size < 2 * spec(config.game).typical_plies:
+    notes.append(f"replay.window={config.replay.window} keeps {config.lane_size} positions per self-play game "
+                 f"(selfplay.batch_size={config.selfplay.batch_size}), under two typical {config.game} games "
+                 f"({spec(config.game).typical_plies} plies each): a game's first positions may be overwritten "
+                 "before it ends; raise replay.window")
   if state is None:
     distributed.barrier("azjax-init")  # the processes compile at different speeds; meet before the first
     state = train_lib.init_state(program, mesh, seeds)  # program that spans them all

@@ -195,12 +195,16 @@ def _shard_step(program: Program, state: TrainState, coins: chex.Array, phase: s
                                config.network.moves_left)
   per_lane = config.train.batch_size // config.selfplay.batch_size
 
-  # Train only once every lane holds a finished game. A minibatch takes the same number of rows from
+  # Train only once every lane has finished a game. A minibatch takes the same number of rows from
   # every lane, and an empty lane's rows (weight 0) would still enter the batch-norm moments: early
   # on, hundreds of copies of the empty board beside a few real positions. Normalised by that
   # batch, the real rows blow up, and within a few updates the value head saturates for good
   # (issue 16: go9's value head stuck at -1 from step 4). Until then the updates are skipped whole.
-  ready = jax.lax.pmin(jnp.min(replay_lib.size(replay)), AXIS) > 0
+  # From then on it stays true: a lane whose window holds only its game in progress (lanes shorter
+  # than a game) gives weight-0 rows of real positions. Gating on the labelled positions in the
+  # window instead stopped training for good once any lane was shorter than its game (go9 on a GPU:
+  # 128-position lanes, 380 steps and no update).
+  ready = jax.lax.pmin(jnp.min(replay.labelled), AXIS) > 0
 
   def body(carry, update_key):
     update_key, augment_key = jax.random.split(update_key)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import azjax
-from azjax import checkpoint as ckpt, train_step as train_lib
+from azjax import checkpoint as ckpt, replay as replay_lib, train_step as train_lib
 from conftest import ROOT
 
 
@@ -52,6 +52,23 @@ def test_no_update_until_every_lane_holds_a_finished_game():
   assert all(jax.tree.leaves(changed))
 
 
+def test_lanes_shorter_than_a_game_still_train_every_step_once_each_lane_has_finished_one():
+  # 2 positions a lane, tic-tac-toe games 5-9 plies: most of the time some lane's window holds only its game in
+  # progress. Training must not wait for a moment when none does (go9 on a GPU once ran 380 steps without an update).
+  program = azjax.build(_smoke("tictactoe", "replay.window=16", "train.updates_per_step=2"))  # 8 games
+  mesh = azjax.make_mesh()
+  state = azjax.init_state(program, mesh)
+  step = azjax.make_train_step(program, mesh)
+  seen = []  # (every lane has finished a game, some lane's window holds no finished position, updates)
+  for _ in range(8):  # 32 plies
+    replay = jax.device_get(state.replay)
+    state, metrics = step(state)
+    seen.append((bool((replay.labelled > 0).all()), bool((replay_lib.size(replay) == 0).any()),
+                 float(metrics["updates"])))
+  assert any(warm and starved for warm, starved, _ in seen), seen  # the case the old gate refused
+  assert all(n == 2 for warm, _, n in seen if warm), seen
+
+
 def test_a_runs_discount_reaches_its_value_targets():
   # search.discount goes to the search and to the labels self-play writes inside the train step: the positions
   # of a decided game carry z, z * 0.5, z * 0.25, ... by their plies to its end (undiscounted: only 1s).
@@ -85,11 +102,19 @@ def test_a_moves_left_run_trains_its_head_on_the_plies_its_games_lasted():
     assert plies[-1] == 1 and all(5 <= plies[i] <= 9 for i in starts), plies
 
 
-def test_eval_games_zero_trains_without_evaluating_and_checkpoints_the_end(tmp_path):
+def test_a_run_whose_lanes_are_shorter_than_two_games_says_so_at_start(tmp_path, capsys):
+  azjax.train(_smoke("tictactoe", "replay.window=16", "run.eval_games=0", "train.num_steps=1"), tmp_path / "short",
+              progress=False)
+  warning = "keeps 2 positions per self-play game (selfplay.batch_size=8), under two typical tictactoe games"
+  assert warning in capsys.readouterr().err and warning in (tmp_path / "short" / "run.log").read_text()
+
+
+def test_eval_games_zero_trains_without_evaluating_and_checkpoints_the_end(tmp_path, capsys):
   # run.eval_games=0: no evaluation at all (it crashed at the run's end before); the last step, 3, is not a
   # multiple of checkpoint_every (2) and is kept all the same. Gating, which plays at evaluations, is refused.
   result = azjax.train(_smoke("tictactoe", "run.eval_games=0", "train.num_steps=3"), tmp_path / "run", progress=False)
   assert result.step == 3 and result.evaluation is None
+  assert "raise replay.window" not in capsys.readouterr().err  # 128 positions a lane: no warning
   assert ckpt.manager(os.path.join(tmp_path, "run", "checkpoints")).all_steps() == [2, 3]
   with pytest.raises(azjax.ConfigError, match="run.gate_games"):
     _smoke("tictactoe", "run.eval_games=0", "run.eval_every=2", "run.gate_games=4")
