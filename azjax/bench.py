@@ -51,14 +51,15 @@ def matmul_peak(repeats: int = 5) -> float:
   return 8 * 2 * n ** 3 / seconds
 
 
-def _steps_state(program, mesh, phase: str, repeats: int):
-  step = train_lib.make_train_step(program, mesh, phase=phase)
+def _time_steps(steps: dict, phase: str, program, mesh, repeats: int) -> float:
+  """Median seconds of one train_step of `phase` (`steps`: each phase's, compiled once and reused: compiles
+  dominate a bench, and each chess configuration outran 130 s on an H200 when they were repeated), from a fresh state (the training phase's from a replay
+  already holding finished games)."""
   state = train_lib.init_state(program, mesh)
-  if phase == "train":  # train on a replay already holding finished games
-    fill = train_lib.make_train_step(program, mesh, phase="selfplay")
+  if phase == "train":
     for _ in range(max(2, 64 // program.config.selfplay.chunk_plies)):
-      state, _ = fill(state)
-  seconds, _ = _timed(lambda s: step(s)[0], state, repeats)
+      state, _ = steps["selfplay"](state)
+  seconds, _ = _timed(lambda s: steps[phase](s)[0], state, repeats)
   return seconds
 
 
@@ -238,15 +239,15 @@ def throughput(config: Config, repeats: int = 5) -> dict:
   """Compile time, the step's and each half's throughput, their floors and peak memory."""
   program, mesh = train_lib.build(config), train_lib.make_mesh()
   c = config
+  compiled = lambda phase: train_lib.make_train_step(program, mesh, phase=phase).lower(state).compile()
   started = time.perf_counter()
   state = train_lib.init_state(program, mesh)
-  train_lib.make_train_step(program, mesh).lower(state).compile()
+  steps = {"all": compiled("all")}
   compile_s = time.perf_counter() - started
-  step_s = _steps_state(program, mesh, "all", repeats)
-  selfplay_s = _steps_state(program, mesh, "selfplay", repeats)
-  train_s = _steps_state(program, mesh, "train", repeats)
+  steps.update((phase, compiled(phase)) for phase in ("selfplay", "train"))
+  step_s, selfplay_s, train_s = (_time_steps(steps, phase, program, mesh, repeats) for phase in ("all", "selfplay", "train"))
   positions = c.selfplay.batch_size * c.selfplay.chunk_plies
-  infer_calls = round(search_calls(c, range(1, repeats + 1)))  # the steps _steps_state timed
+  infer_calls = round(search_calls(c, range(1, repeats + 1)))  # the steps _time_steps timed
   infer_floor_s, infer_flops = inference_floor(program, infer_calls, repeats)
   train_floor_s, update_flops = training_floor(program, repeats)
   env_s = env_floor(program, infer_calls, repeats)
