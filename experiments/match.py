@@ -3,6 +3,7 @@
   python -m experiments.match --game chess --checkpoint runs/chess --opponent stockfish --skill 0 --games 100 --movetime 100
   python -m experiments.match --game go9 --checkpoint runs/go9 --opponent gnugo --level 10 --games 50
   python -m experiments.match --game go9 --checkpoint runs/go9 --opponent gnugo --level 1 --set search.go_fill_eyes=false
+  python -m experiments.match --game go9 --checkpoint runs/go9 --opponent gnugo --level 1 --capture-all-dead
   python -m experiments.match --game shogi --checkpoint runs/shogi --opponent fairy-stockfish --games 20
 
 Engines come from Debian packages: sudo apt-get install stockfish gnugo fairy-stockfish.
@@ -38,6 +39,9 @@ def parse(argv):
   p.add_argument("--depth", type=int, default=None, help="Stockfish: search at most this many plies a move")
   p.add_argument("--level", type=int, default=10, help="GNU Go --level (0-10)")
   p.add_argument("--komi", type=float, default=7.5)
+  p.add_argument("--capture-all-dead", action="store_true",
+                 help="GNU Go plays the game out under Tromp-Taylor, capturing every dead stone before it passes "
+                      "(default: it passes when it judges the game over, and its count removes dead stones)")
   p.add_argument("--opening-plies", type=int, default=2, help="seeded random first plies; a game pair shares one")
   p.add_argument("--max-plies", type=int, default=1000)
   p.add_argument("--engine-path", default=None)
@@ -48,6 +52,8 @@ def parse(argv):
   args = p.parse_args(argv)
   if args.opponent not in m.OPPONENTS[args.game]:
     p.error(f"--opponent {args.opponent} does not play {args.game}; choose {', '.join(m.OPPONENTS[args.game])}")
+  if args.capture_all_dead and args.opponent != "gnugo":
+    p.error("--capture-all-dead is GNU Go's (--opponent gnugo)")
   for name in ("games", "simulations", "movetime", "depth"):
     if getattr(args, name) is not None and getattr(args, name) < 1:
       p.error(f"--{name} must be >= 1")
@@ -59,7 +65,8 @@ def opponent_factory(args):
   if args.opponent == "stockfish":
     return functools.partial(m.Stockfish, path, args.movetime, args.skill, args.elo, depth=args.depth)
   if args.opponent == "gnugo":
-    return functools.partial(m.GnuGo, path, args.level, 9 if args.game == "go9" else 19, args.komi)
+    return functools.partial(m.GnuGo, path, args.level, 9 if args.game == "go9" else 19, args.komi,
+                             capture_all_dead=args.capture_all_dead)
   return functools.partial(m.FairyStockfish, path, args.movetime, args.skill)
 
 
@@ -85,11 +92,15 @@ def main(argv=None) -> int:
   d, lo, hi = result.elo()
   slo, shi = result.interval()
   settings = "".join(f", {s}" for s in args.set)
-  summary = (f"azjax {args.game} step {agent.step} ({thinker.simulations} simulations{settings}) against {args.opponent}\n"
+  opponent = args.opponent + (" (Tromp-Taylor: --capture-all-dead)" if args.capture_all_dead else "")
+  margins = [x for x in map(m.agent_margin, outcomes) if x is not None]
+  summary = (f"azjax {args.game} step {agent.step} ({thinker.simulations} simulations{settings}) against {opponent}\n"
              f"games {result.games} (+{aborted} aborted): {result.wins} wins, {result.draws} draws, "
              f"{result.losses} losses\n"
              f"score {result.score:.3f} (95% CI {slo:.3f}-{shi:.3f})\n"
-             f"Elo difference {d:+.0f} (95% CI {lo:+.0f} to {hi:+.0f})\n")
+             f"Elo difference {d:+.0f} (95% CI {lo:+.0f} to {hi:+.0f})\n"
+             + (f"mean margin by the engine's count {sum(margins) / len(margins):+.1f} points over {len(margins)} games\n"
+                if margins else ""))
   (out / "summary.txt").write_text(summary)
   print(summary + f"records in {out}")
   return 0

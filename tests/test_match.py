@@ -11,6 +11,7 @@ import shogi.KIF
 
 from azjax.engines import match as m
 from azjax.engines.base import Thinker
+from azjax.engines.positions import GoPosition
 from azjax.config import ConfigError
 from conftest import untrained_agent, untrained_checkpoint
 
@@ -51,6 +52,24 @@ def test_smoke_agent_against_gnugo_level_1(tmp_path):
   assert result.games == 2 and all(g.points in (0.0, 0.5, 1.0) for g in games)
   records = (tmp_path / "games.sgf").read_text().splitlines()
   assert len(records) == 2 and all(r.startswith("(;GM[1]FF[4]SZ[9]") and "RE[" in r for r in records)
+
+
+@pytest.mark.parametrize("capture_all_dead", [False, True])
+def test_gnugo_under_tromp_taylor_captures_a_dead_stone_before_it_passes(capture_all_dead):
+  # Black walls off columns A-E; a lone white stone at B5 inside is dead. White passes. By default GNU Go passes
+  # too (its count removes the stone); playing Tromp-Taylor it must capture it first, or the stone counts for white.
+  position = GoPosition("go9")
+  for b, w in zip([f"E{i}" for i in range(1, 10)] + ["B2", "C7"], [f"F{i}" for i in range(1, 10)] + ["B5", "pass"]):
+    position.play(b.lower())
+    position.play(w.lower())
+  gnugo = m.GnuGo(_engine("gnugo"), level=1, size=9, komi=7.5, capture_all_dead=capture_all_dead)
+  try:
+    gnugo.new_game()
+    move = gnugo.move(position)
+  finally:
+    gnugo.close()
+  assert (move == "pass") != capture_all_dead, move
+  position.play(move)  # a move the referee accepts
 
 
 def test_smoke_agent_against_fairy_stockfish_shogi(tmp_path):
@@ -117,10 +136,16 @@ def test_match_cli_plays_with_a_search_setting_and_refuses_one_outside_search(tm
   assert r.returncode == 2 and "network.blocks" in r.stderr and not (tmp_path / "out").exists()
   r = subprocess.run([sys.executable, "-m", "experiments.match", "--game", "go9", "--checkpoint", run, "--opponent",
                       "gnugo", "--level", "1", "--games", "2", "--simulations", "2", "--set", "search.go_fill_eyes=false",
-                      "--out", str(tmp_path / "out")],
+                      "--capture-all-dead", "--out", str(tmp_path / "out")],
                      cwd=Path(__file__).parent.parent, capture_output=True, text=True, timeout=600)
   assert r.returncode == 0, r.stderr
-  assert "(2 simulations, search.go_fill_eyes=false) against gnugo" in (tmp_path / "out" / "summary.txt").read_text()
+  summary = (tmp_path / "out" / "summary.txt").read_text()
+  assert "(2 simulations, search.go_fill_eyes=false) against gnugo (Tromp-Taylor: --capture-all-dead)" in summary
+  assert "mean margin by the engine's count " in summary and "over 2 games" in summary
+  r = subprocess.run([sys.executable, "-m", "experiments.match", "--game", "chess", "--checkpoint", run, "--opponent",
+                      "stockfish", "--capture-all-dead"], cwd=Path(__file__).parent.parent, capture_output=True,
+                     text=True, timeout=300)
+  assert r.returncode == 2 and "--capture-all-dead is GNU Go's" in r.stderr
 
 
 def test_a_runs_evaluations_play_the_real_engine_and_rate_it(tmp_path):

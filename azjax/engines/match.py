@@ -9,7 +9,8 @@ unfinished game is written as aborted, the engine is restarted, and after two
 failures in a row the match stops cleanly with what it has.
 
 Go games end when both sides pass. Against GNU Go the result is GNU Go's own
-`final_score` (it removes dead stones); otherwise Tromp-Taylor area counting.
+`final_score` (it removes the stones it judges dead, or, with `capture_all_dead`, the game is played
+out under Tromp-Taylor first); otherwise Tromp-Taylor area counting.
 """
 
 from __future__ import annotations
@@ -232,11 +233,18 @@ def agent_margin(outcome: GameOutcome) -> float | None:
 
 
 class GnuGo(GtpOpponent):
-  def __init__(self, path: str, level: int, size: int, komi: float, timeout: float = 60.0):
+  """GNU Go. By default it passes once it judges the game over, and its `final_score` removes the stones it
+  judges dead. With `capture_all_dead` it plays the game out as Tromp-Taylor requires, capturing every dead
+  stone of ours before it passes, so that its count is the area count of the final board (the GNU Go 3.8
+  manual, "Invoking GNU Go": `--capture-all-dead --chinese-rules` "mandates Tromp-Taylor scoring")."""
+
+  def __init__(self, path: str, level: int, size: int, komi: float, timeout: float = 60.0,
+               capture_all_dead: bool = False):
     # pgx forbids a move that repeats any earlier board (positional superko); GNU Go's default forbids only the
     # simple ko recapture, and then plays moves pgx refuses, which abort the game.
-    super().__init__([path, "--mode", "gtp", "--level", str(level), "--chinese-rules", "--positional-superko"],
-                     f"gnugo level {level}", size, komi, timeout)
+    super().__init__([path, "--mode", "gtp", "--level", str(level), "--chinese-rules", "--positional-superko",
+                      *(["--capture-all-dead"] if capture_all_dead else [])],
+                     f"gnugo level {level}" + (" (Tromp-Taylor)" if capture_all_dead else ""), size, komi, timeout)
 
 
 class UsiOpponent(Opponent):
