@@ -52,9 +52,9 @@ def matmul_peak(repeats: int = 5) -> float:
 
 
 def _time_steps(steps: dict, phase: str, program, mesh, repeats: int) -> float:
-  """Median seconds of one train_step of `phase` (`steps`: each phase's, compiled once and reused: compiles
-  dominate a bench, and each chess configuration outran 130 s on an H200 when they were repeated), from a fresh state (the training phase's from a replay
-  already holding finished games)."""
+  """Median seconds of one train_step of `phase`, from a fresh state (the training phase's from a replay
+  already holding finished games). `steps` holds each phase's step, compiled once and reused: compiles
+  dominate a bench, and each chess configuration outran 130 s on an H200 when they were repeated."""
   state = train_lib.init_state(program, mesh)
   if phase == "train":
     for _ in range(max(2, 64 // program.config.selfplay.chunk_plies)):
@@ -239,13 +239,13 @@ def throughput(config: Config, repeats: int = 5) -> dict:
   """Compile time, the step's and each half's throughput, their floors and peak memory."""
   program, mesh = train_lib.build(config), train_lib.make_mesh()
   c = config
-  compiled = lambda phase: train_lib.make_train_step(program, mesh, phase=phase).lower(state).compile()
   started = time.perf_counter()
   state = train_lib.init_state(program, mesh)
+  compiled = lambda phase: train_lib.make_train_step(program, mesh, phase=phase).lower(state).compile()
   steps = {"all": compiled("all")}
   compile_s = time.perf_counter() - started
   steps.update((phase, compiled(phase)) for phase in ("selfplay", "train"))
-  step_s, selfplay_s, train_s = (_time_steps(steps, phase, program, mesh, repeats) for phase in ("all", "selfplay", "train"))
+  step_s, selfplay_s, train_s = (_time_steps(steps, p, program, mesh, repeats) for p in ("all", "selfplay", "train"))
   positions = c.selfplay.batch_size * c.selfplay.chunk_plies
   infer_calls = round(search_calls(c, range(1, repeats + 1)))  # the steps _time_steps timed
   infer_floor_s, infer_flops = inference_floor(program, infer_calls, repeats)

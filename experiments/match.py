@@ -99,8 +99,8 @@ def main(argv=None) -> int:
              f"{result.losses} losses\n"
              f"score {result.score:.3f} (95% CI {slo:.3f}-{shi:.3f})\n"
              f"Elo difference {d:+.0f} (95% CI {lo:+.0f} to {hi:+.0f})\n"
-             + (f"mean margin by the engine's count {sum(margins) / len(margins):+.1f} points over {len(margins)} games\n"
-                if margins else ""))
+             + (f"mean margin by the engine's count {sum(margins) / len(margins):+.1f} points "
+                f"over {len(margins)} games\n" if margins else ""))
   (out / "summary.txt").write_text(summary)
   print(summary + f"records in {out}")
   return 0
