@@ -180,7 +180,8 @@ def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: b
   train_step = train_lib.make_train_step(program, mesh, n).lower(abstract).compile()
   memory = budget.estimate(config, abstract, mesh.size, compiled=train_step)
   budget.check(config, memory)
-  if config.lane_size < 2 * spec(config.game).typical_plies:
+  # Lanes shorter than two games lose openings once they wrap; a run too short to wrap one says nothing (smoke).
+  if config.lane_size < min(2 * spec(config.game).typical_plies, config.train.num_steps * config.selfplay.chunk_plies):
     notes.append(f"replay.window={config.replay.window} keeps {config.lane_size} positions per self-play game "
                  f"(selfplay.batch_size={config.selfplay.batch_size}), under two typical {config.game} games "
                  f"({spec(config.game).typical_plies} plies each): a game's first positions may be overwritten "
