@@ -96,8 +96,8 @@ def engine_round(config: Config, agent: Agent, out: Path) -> tuple[dict, str]:
          "wins": result.wins, "draws": result.draws, "losses": result.losses, "score": result.score, "score_lo": lo,
          "score_hi": hi, "mean_game_length": float(plies.mean()), "game_length_p50": float(np.median(plies)),
          "score_moving_first": seat(0), "score_moving_second": seat(1)}
-  margins = [m for m in map(match.agent_margin, finished) if m is not None]
-  margin = f", mean margin {np.mean(margins):+.1f} points by its count" if margins else ""
+  margins = match.mean_margin(finished)
+  margin = f", mean margin {margins[0]:+.1f} points by its count" if margins else ""
   aborted = len(outcomes) - len(finished)
   line = (f"step {agent.step}: {row['player']} against {row['opponent']}: {result.wins} wins, {result.draws} draws, "
           f"{result.losses} losses{f' ({aborted} aborted)' if aborted else ''}, score {result.score:.3f} (95% CI "

@@ -93,14 +93,14 @@ def main(argv=None) -> int:
   slo, shi = result.interval()
   settings = "".join(f", {s}" for s in args.set)
   opponent = args.opponent + (" (Tromp-Taylor: --capture-all-dead)" if args.capture_all_dead else "")
-  margins = [x for x in map(m.agent_margin, outcomes) if x is not None]
+  margins = m.mean_margin(outcomes)
   summary = (f"azjax {args.game} step {agent.step} ({thinker.simulations} simulations{settings}) against {opponent}\n"
              f"games {result.games} (+{aborted} aborted): {result.wins} wins, {result.draws} draws, "
              f"{result.losses} losses\n"
              f"score {result.score:.3f} (95% CI {slo:.3f}-{shi:.3f})\n"
              f"Elo difference {d:+.0f} (95% CI {lo:+.0f} to {hi:+.0f})\n"
-             + (f"mean margin by the engine's count {sum(margins) / len(margins):+.1f} points "
-                f"over {len(margins)} games\n" if margins else ""))
+             + (f"mean margin by the engine's count {margins[0]:+.1f} points over {margins[1]} games\n"
+                if margins else ""))
   (out / "summary.txt").write_text(summary)
   print(summary + f"records in {out}")
   return 0

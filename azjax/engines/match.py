@@ -232,6 +232,12 @@ def agent_margin(outcome: GameOutcome) -> float | None:
   return points if "BW".index(count[0]) == outcome.agent_colour else -points
 
 
+def mean_margin(outcomes) -> tuple[float, int] | None:
+  """(the agent's mean margin by the engine's count, over how many games) for the games that have one, or None."""
+  margins = [x for x in map(agent_margin, outcomes) if x is not None]
+  return (sum(margins) / len(margins), len(margins)) if margins else None
+
+
 class GnuGo(GtpOpponent):
   """GNU Go. By default it passes once it judges the game over, and its `final_score` removes the stones it
   judges dead. With `capture_all_dead` it plays the game out as Tromp-Taylor requires, capturing every dead
