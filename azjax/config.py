@@ -99,6 +99,12 @@ class SearchConfig:
   moves_left_slope: float = 0.0
   moves_left_max_effect: float = 0.0345
   moves_left_threshold: float = 0.0
+  # The value of a drawn end (stalemate, repetition, the fifty-move rule, insufficient material, a length cap)
+  # inside a search, for the player to move at its root, and minus that for the other player: Lc0's draw score
+  # ("contempt", --draw-score-sidetomove, in hundredths of a win there). 0 = the papers (a draw is worth 0).
+  # Below 0 the searcher avoids the draws its tree reaches, against a weaker opponent; the values the network
+  # learns stay the games' outcomes. Measured in docs/results/learning, section 17.
+  draw_value: float = 0.0
 
 
 @_section
@@ -297,6 +303,9 @@ def _check(ok: bool, field: str, value, allowed: str):
     raise ConfigError(field, value, allowed)
 
 
+SIGNED = ("unvisited_value", "draw_value")  # the numeric fields that may be below 0 (each checked below)
+
+
 def validate(config: Config, num_devices: int | None = None) -> Config:
   """Raises ConfigError for any inconsistent setting; returns `config`.
 
@@ -307,7 +316,7 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
   for section in ("network", "search", "selfplay", "replay", "train", "run"):
     for f in dataclasses.fields(getattr(c, section)):
       value = getattr(getattr(c, section), f.name)
-      if isinstance(value, (int, float)) and not isinstance(value, bool) and f.name != "unvisited_value":
+      if isinstance(value, (int, float)) and not isinstance(value, bool) and f.name not in SIGNED:
         _check(value >= 0, f"{section}.{f.name}", value, "must be >= 0")
   _check(c.search.algorithm in SEARCH_ALGORITHMS, "search.algorithm", c.search.algorithm,
          f"one of {', '.join(SEARCH_ALGORITHMS)}")
@@ -336,6 +345,8 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
   _check(0.0 <= c.search.dirichlet_fraction <= 1.0, "search.dirichlet_fraction", c.search.dirichlet_fraction,
          "must lie in [0, 1]")
   _check(0.0 < c.search.discount <= 1.0, "search.discount", c.search.discount, "a number in (0, 1]; 1 = the papers")
+  _check(-1.0 < c.search.draw_value < 1.0, "search.draw_value", c.search.draw_value,
+         "a number in (-1, 1): a drawn end's value for the root's player; 0 = the papers")
   _check(not c.search.moves_left_slope or c.network.moves_left > 0, "search.moves_left_slope",
          c.search.moves_left_slope, "0 unless network.moves_left > 0 (the search reads the moves-left head)")
   _check(c.search.moves_left_threshold < 1.0, "search.moves_left_threshold", c.search.moves_left_threshold,

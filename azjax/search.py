@@ -70,6 +70,7 @@ class Node:
   state: pgx.State  # [B] lean
   actions: chex.Array | None = None  # [B, K] int32 (legal_actions) in a compact tree, else None
   moves_left: chex.Array | None = None  # [B] the head's plies left (0 at a game's end) with the utility, else None
+  root_player: chex.Array | None = None  # [B] the player to move at the search's root, with a draw value, else None
 
 
 def tree_width(config: SearchConfig, game: str, num_actions: int) -> int:
@@ -210,14 +211,16 @@ def lean(state: pgx.State) -> pgx.State:
 
 
 def make_recurrent_fn(env: pgx.Env, evaluate: Evaluate, legal_moves: LegalMoves, width: int = 0,
-                      discount: float = 1.0, moves_left: bool = False) -> mctx.RecurrentFn:
+                      discount: float = 1.0, moves_left: bool = False, draw_value: float = 0.0) -> mctx.RecurrentFn:
   """The one adapter from pgx to mctx: steps the game, evaluates the child, masks its illegal moves.
 
   A branch ends where a game ends, `terminated | truncated`, as in self-play: pgx zeroes the rewards
   of a truncated game, so the search scores it a draw, as self-play's value target does. With `width`
   K > 0 the tree is compact: mctx's actions index the parent's `Node.actions`, and the child's priors
   are those of its own legal moves. `discount` (search.discount) shrinks each ply's value on the way up.
-  With `moves_left`, each node keeps the evaluator's plies left (0 where the game ended).
+  With `moves_left`, each node keeps the evaluator's plies left (0 where the game ended). A `draw_value` d
+  (search.draw_value) scores a drawn end d for the root's player and -d for the other, so the tree stays
+  zero-sum; each node carries the root's player for it.
   """
 
   def recurrent_fn(variables, key, action, node):
@@ -229,13 +232,15 @@ def make_recurrent_fn(env: pgx.Env, evaluate: Evaluate, legal_moves: LegalMoves,
     logits, value, plies = evaluate(variables, key, state)
     reward = state.rewards[jnp.arange(action.shape[0]), mover]
     done = state.terminated | state.truncated
+    if draw_value:  # a drawn end: no reward from pgx, the draw value for whoever moved into it
+      reward = jnp.where(done & (reward == 0), jnp.where(mover == node.root_player, draw_value, -draw_value), reward)
     legal = legal_moves(state)
     prior, actions = masked_logits(logits, legal), None
     if width:  # the padding's action is illegal: masked
       actions = children(legal, width)
       prior = gather(prior, actions)
     plies = jnp.where(done, 0.0, plies) if moves_left else None
-    embedding = Node(state=lean(state), actions=actions, moves_left=plies)
+    embedding = Node(state=lean(state), actions=actions, moves_left=plies, root_player=node.root_player)
     return mctx.RecurrentFnOutput(reward=reward, discount=jnp.where(done, 0.0, -discount), prior_logits=prior,
                                   value=jnp.where(done, 0.0, value)), embedding
 
@@ -261,7 +266,8 @@ def make_search_with(env: pgx.Env, evaluate: Evaluate, config: SearchConfig, leg
   num_actions = env.num_actions
   width = tree_width(config, game, num_actions)
   moves_left = config.moves_left_slope > 0
-  recurrent_fn = make_recurrent_fn(env, evaluate, legal_moves, width, config.discount, moves_left)
+  recurrent_fn = make_recurrent_fn(env, evaluate, legal_moves, width, config.discount, moves_left,
+                                   config.draw_value)
   alpha = dirichlet_alpha(config, game)  # > 0 even without noise: mctx draws its noise before weighting it
   fraction = config.dirichlet_fraction if config.algorithm == "puct" else 0.0
   qtransform = functools.partial(qtransform_with_unvisited, unvisited_value=config.unvisited_value)
@@ -282,7 +288,8 @@ def make_search_with(env: pgx.Env, evaluate: Evaluate, config: SearchConfig, leg
     if width:
       actions = node_actions = children(legal, width)
       prior, valid = gather(prior, actions), gather(legal, actions)
-    embedding = Node(state=lean(state), actions=node_actions, moves_left=plies if moves_left else None)
+    embedding = Node(state=lean(state), actions=node_actions, moves_left=plies if moves_left else None,
+                     root_player=state.current_player if config.draw_value else None)
     if noise and fraction > 0:  # over the tree's children: in chess [K] draws in a 20th of the time of [A]
       prior = with_dirichlet_noise(noise_key, prior[0], valid[0], alpha, fraction)[None]
     root = mctx.RootFnOutput(prior_logits=prior, value=value, embedding=embedding)

@@ -56,6 +56,7 @@ def test_overrides_parse_types():
     ("search.moves_left_slope=0.0027", "search.moves_left_slope"),  # no moves-left head to read
     ("search.moves_left_threshold=1", "search.moves_left_threshold"),
     ("search.discount=1.5", "search.discount"),
+    ("search.draw_value=-1", "search.draw_value"),
 ])
 def test_bad_overrides_name_the_field(override, field):
   with pytest.raises(ConfigError) as e:

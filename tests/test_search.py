@@ -319,3 +319,29 @@ def test_moves_left_utility_prefers_the_shorter_win_and_the_longer_loss(value, p
   np.testing.assert_allclose(np.ptp(np.asarray(outs[0.0].weights), -1), 0.0, atol=1e-6)  # a tie without it
   chosen = np.argmax(np.asarray(outs[0.0027].weights), -1)
   assert (chosen == (0 if prefers == "shortest" else 8)).all(), chosen
+
+
+@pytest.mark.parametrize("fen", ["6k1/8/3p4/8/4N3/8/8/6K1 w - - 0 1", "6k1/8/8/4n3/8/3P4/8/6K1 b - - 0 1"])
+@pytest.mark.parametrize("draw_value, takes", [(0.0, True), (-0.5, False)])
+def test_a_draw_value_below_the_positions_value_keeps_the_root_player_out_of_a_draw(fen, draw_value, takes):
+  # The knight can take the last pawn, and K+N against K is a draw by insufficient material. The evaluator
+  # scores every position -0.3 for the root's player (+0.3 for the other), so every other move is worth -0.3 to
+  # it however deep the tree reads: the draw (0) is its best move, unless a draw is worth -0.5 to it. With
+  # either colour to move: the draw value is the root player's, not White's.
+  from azjax.engines import pgx_private
+  env = make_env("chess")
+  root = pgx_private.from_fen(fen)
+  legal = np.flatnonzero(np.asarray(root.legal_action_mask))
+  after = jax.jit(jax.vmap(env.step, in_axes=(None, 0)))(root, jnp.asarray(legal, jnp.int32))
+  draws = legal[np.asarray(after.terminated) & (np.asarray(after.rewards).sum(-1) == 0)]
+  assert len(draws) == 1  # Nxp, the only move that ends the game
+  me = root.current_player
+  flat = lambda variables, key, state: (jnp.zeros(state.legal_action_mask.shape),
+                                        jnp.where(state.current_player == me, -0.3, 0.3), None)
+  config = SearchConfig(algorithm="gumbel", num_simulations=32, max_considered_actions=32, draw_value=draw_value)
+  out = make_search_with(env, flat, config, lambda s: s.legal_action_mask, 32, "chess")(
+      None, jax.random.split(jax.random.PRNGKey(0), 1), jax.tree.map(lambda x: x[None], root), noise=False)
+  assert (int(np.argmax(out.weights[0])) == draws[0]) == takes
+  q = np.asarray(root_summary(out)[1])[0]
+  np.testing.assert_allclose(q[draws[0]], draw_value, atol=1e-6)  # the draw's own value, the root player's
+
