@@ -306,3 +306,15 @@ def test_uci_engine_answers_in_time_for_python_chess(tmp_path):
     stockfish.quit()
   assert default == 10.0 and len(seconds) >= 2 and (board.is_game_over(claim_draw=True) or len(board.move_stack) == 60)
   assert max(seconds) < 1.0, [round(s, 3) for s in seconds]
+
+
+def test_an_engine_searches_with_the_settings_it_is_started_with_and_refuses_others(tmp_path):
+  from azjax.engines.base import engine_parser, load
+  checkpoint = untrained_checkpoint("chess", tmp_path / "chess")
+  parse = lambda *extra: engine_parser("test").parse_args(["--checkpoint", checkpoint, *extra])
+  assert load(parse(), ("chess",)).config.search.draw_value == 0.0  # the checkpoint's own
+  agent = load(parse("--set", "search.draw_value=-0.5", "--set", "search.max_considered_actions=8"), ("chess",))
+  assert (agent.config.search.draw_value, agent.config.search.max_considered_actions) == (-0.5, 8)
+  for bad, field in [("search.draw_value=2", "search.draw_value"), ("network.blocks=3", "network.blocks")]:
+    with pytest.raises(SystemExit, match=field):
+      load(parse("--set", bad), ("chess",))

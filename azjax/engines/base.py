@@ -28,6 +28,7 @@ import pgx
 
 from azjax.agent import Agent, load_agent, searcher
 from azjax.arena import jitted
+from azjax.config import ConfigError
 from azjax.engines.positions import IllegalMove, Position
 
 MAX_SIMULATIONS = 100_000  # a search tree holds arrays of simulations x children (chess, compact: 87 MB each at this size)
@@ -178,11 +179,17 @@ def engine_parser(description: str) -> argparse.ArgumentParser:
   parser.add_argument("--simulations", type=int, default=None,
                       help="simulations per search (default: the checkpoint's own setting)")
   parser.add_argument("--seed", type=int, default=0)
+  parser.add_argument("--set", action="append", default=[], metavar="search.FIELD=VALUE",
+                      help="search with another setting than the checkpoint's (repeatable), e.g. "
+                           "search.go_fill_eyes=false for Go, search.draw_value=-0.5 (contempt) for chess")
   return parser
 
 
 def load(args, games: tuple[str, ...]) -> Agent:
-  agent = load_agent(args.checkpoint, args.step)
+  try:
+    agent = load_agent(args.checkpoint, args.step).with_search(args.set)
+  except ConfigError as e:
+    raise SystemExit(f"error: {e}") from None
   if agent.config.game not in games:
     raise SystemExit(f"error: {args.checkpoint} holds a {agent.config.game} agent; this engine plays "
                      f"{' or '.join(games)}")
