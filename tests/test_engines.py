@@ -10,7 +10,7 @@ import chess.engine
 import pytest
 
 from azjax.engines import match as m
-from azjax.engines.base import Thinker
+from azjax.engines.base import Thinker, engine_parser, load
 from azjax.engines.gtp import GtpEngine
 from azjax.engines.pgx_private import engine_env
 from azjax.engines.positions import GoPosition, IllegalMove, ShogiPosition
@@ -309,7 +309,6 @@ def test_uci_engine_answers_in_time_for_python_chess(tmp_path):
 
 
 def test_an_engine_searches_with_the_settings_it_is_started_with_and_refuses_others(tmp_path):
-  from azjax.engines.base import engine_parser, load
   checkpoint = untrained_checkpoint("chess", tmp_path / "chess")
   parse = lambda *extra: engine_parser("test").parse_args(["--checkpoint", checkpoint, *extra])
   assert load(parse(), ("chess",)).config.search.draw_value == 0.0  # the checkpoint's own
