@@ -27,7 +27,7 @@ from azjax.config import SearchConfig
 from azjax import rules
 from azjax.games import SPECS, make_env
 from azjax.rules import masked_logits
-from azjax.search import make_search_with
+from azjax.search import Extras, make_search_with
 
 Policy = Callable[[Any, chex.PRNGKey, pgx.State], chex.Array]
 
@@ -140,7 +140,7 @@ def mcts_policy(game: str, num_simulations: int) -> Policy:
     del variables
     keys = jax.random.split(key, state.current_player.shape[0])
     return (jnp.zeros(state.legal_action_mask.shape), jax.vmap(functools.partial(_rollout_value, env))(keys, state),
-            None)
+            Extras())
 
   search = make_search_with(env, evaluate, SearchConfig(), lambda state: state.legal_action_mask, num_simulations, game)
 

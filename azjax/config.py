@@ -105,6 +105,13 @@ class SearchConfig:
   # Below 0 the searcher avoids the draws its tree reaches, against a weaker opponent; the values the network
   # learns stay the games' outcomes. Measured in docs/results/learning, section 17.
   draw_value: float = 0.0
+  # KataGo's score utility (Wu 2019, arXiv:1902.10565; search.py's SCORE_* constants cite the rest), Go with an
+  # ownership head: each value in the search gains dynamic * f((s - c) / (0.75 sqrt A)) + static * f(s / (2 sqrt
+  # A)), f = (2 / pi) atan, s the expected final margin (the ownership head's; the board's at a game's end), c the
+  # root's. A won or lost position, whose value is flat, then still ranks its moves by the points they keep.
+  # 0, 0 = the papers (values are outcomes only); KataGo's GTP defaults: 0.3 and 0.1. The network learns the same.
+  score_utility: float = 0.0  # dynamic (KataGo's dynamicScoreUtilityFactor)
+  score_utility_static: float = 0.0  # static (staticScoreUtilityFactor)
 
 
 @_section
@@ -347,6 +354,9 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
   _check(0.0 < c.search.discount <= 1.0, "search.discount", c.search.discount, "a number in (0, 1]; 1 = the papers")
   _check(-1.0 < c.search.draw_value < 1.0, "search.draw_value", c.search.draw_value,
          "a number in (-1, 1): a drawn end's value for the root's player; 0 = the papers")
+  for name in ("score_utility", "score_utility_static"):
+    _check(not getattr(c.search, name) or c.network.ownership > 0, f"search.{name}", getattr(c.search, name),
+           "0 unless network.ownership > 0 (the search reads the margin off the ownership head; Go only)")
   _check(not c.search.moves_left_slope or c.network.moves_left > 0, "search.moves_left_slope",
          c.search.moves_left_slope, "0 unless network.moves_left > 0 (the search reads the moves-left head)")
   _check(c.search.moves_left_threshold < 1.0, "search.moves_left_threshold", c.search.moves_left_threshold,

@@ -31,6 +31,7 @@ import pgx
 
 from azjax.config import GO_PASS_RULES
 GO_SIZES = {"go9": 9, "go": 19}
+GO_KOMI = 7.5  # pgx's Go komi (games.make_env keeps pgx's default): black wins when its area - komi > white's
 
 
 def masked_logits(logits: chex.Array, legal: chex.Array) -> chex.Array:
@@ -84,6 +85,16 @@ def final_ownership(state: pgx.State, size: int) -> chex.Array:
   black_is_0 = jnp.where(x.color == 0, state.current_player, 1 - state.current_player) == 0
   area = jax.vmap(functools.partial(area_ownership, size=size))(x.board)
   return jnp.where(black_is_0[:, None], area, -area)
+
+
+def black_margin(state: pgx.State, size: int, lead: chex.Array | None = None) -> chex.Array:
+  """[B] black's Tromp-Taylor margin, area minus komi minus white's area: of the board as it stands, or, with
+  `lead` [B] (the player to move's expected area lead), as `lead` predicts it. Its sign is pgx's result."""
+  if lead is None:
+    lead = jax.vmap(functools.partial(area_ownership, size=size))(state._x.board).sum(-1)
+  else:  # the mover's view -> black's
+    lead = jnp.where(state._x.color == 0, lead, -lead)
+  return lead - GO_KOMI
 
 
 def searched_moves(state: pgx.State, size: int, go_pass: str, fill_eyes: bool) -> chex.Array:

@@ -23,6 +23,11 @@ embedding keeps the head's plies left, and the Q-values each node selects by (`q
 child nearer a win's end and farther from a loss's (`moves_left_utility`). The values backed up stay the
 network's.
 
+KataGo's score utility (`search.score_utility`, `score_utility_static`, Go with an ownership head): a
+node's value gains a bounded function of the expected final margin, read off the ownership head (exact at a
+game's end), so that in a won or lost position, where the value is flat, the search still prefers the moves
+that keep more points (`score_utility`). The network still learns the games' outcomes.
+
 Search is written for one game and vmapped over games, so each game draws its
 own Dirichlet and Gumbel noise from its own key: the result does not depend on
 how the games are split over devices.
@@ -31,7 +36,7 @@ how the games are split over devices.
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import chex
 import jax
@@ -45,9 +50,17 @@ from azjax.games import spec
 from azjax.network import Network
 
 Variables = tuple[Any, Any]  # (params, bn_state)
-# evaluate(variables, key, states [B]) -> (logits [B, A], value [B], moves_left [B] or None): the network, or pure
-# MCTS's rollouts (no moves left).
-Evaluate = Callable[[Any, chex.PRNGKey, pgx.State], tuple[chex.Array, chex.Array, chex.Array | None]]
+
+
+class Extras(NamedTuple):
+  """What a search may read from an evaluator besides logits and value: each [B], or None if it has none."""
+  moves_left: chex.Array | None = None  # the plies left to the end (a moves-left head)
+  lead: chex.Array | None = None  # the player to move's expected area lead at the end (Go, an ownership head)
+
+
+# evaluate(variables, key, states [B]) -> (logits [B, A], value [B], Extras): the network, or pure MCTS's rollouts
+# (no extras).
+Evaluate = Callable[[Any, chex.PRNGKey, pgx.State], tuple[chex.Array, chex.Array, Extras]]
 LegalMoves = Callable[[pgx.State], chex.Array]  # states [B] -> [B, A] bool (rules.make_legal_moves)
 masked_logits = rules.masked_logits
 
@@ -55,9 +68,9 @@ masked_logits = rules.masked_logits
 @chex.dataclass(frozen=True)
 class SearchOutput:
   weights: chex.Array  # [B, A] visit distribution (PUCT) or improved policy (Gumbel): the policy target
-  value: chex.Array  # [B] root value after search, for the player to move
+  value: chex.Array  # [B] root value after search, for the player to move (with a score utility, its utility)
   prior_value: chex.Array  # [B] the evaluator's value of the root before search
-  best_value: chex.Array  # [B] the value of the root's most visited child, for the player to move
+  best_value: chex.Array  # [B] the value of the root's most visited child, for the player to move (as `value`)
   prior_logits: chex.Array  # [B, A] the evaluator's logits at the root, before noise and masking
   legal: chex.Array  # [B, A] bool the moves the search considered (rules.make_legal_moves)
   tree: Any  # mctx.Tree with a leading [B, 1] batch (for inspection); its root's children are `actions`
@@ -71,6 +84,7 @@ class Node:
   actions: chex.Array | None = None  # [B, K] int32 (legal_actions) in a compact tree, else None
   moves_left: chex.Array | None = None  # [B] the head's plies left (0 at a game's end) with the utility, else None
   root_player: chex.Array | None = None  # [B] the player to move at the search's root, with a draw value, else None
+  score_center: chex.Array | None = None  # [B] the score utility's centre (black's margin), with one, else None
 
 
 def tree_width(config: SearchConfig, game: str, num_actions: int) -> int:
@@ -185,6 +199,50 @@ def with_moves_left_utility(qtransform, config: SearchConfig):
   return transformed
 
 
+# KataGo's score utility (Wu 2019, arXiv:1902.10565, its score maximisation; the code: cpp/neuralnet/nninputs.cpp
+# ScoreValue::expectedWhiteScoreValue, cpp/search/search.cpp recentScoreCenter). For a final margin s
+# in points, on a board of area A: static * f(s / (2 sqrt A)) + dynamic * f((s - c) / (0.75 sqrt A)), f(x) =
+# (2 / pi) atan(x), where c, the root's expected margin pulled 20% toward 0 (by at most 0.75 sqrt A), centres the
+# dynamic part where the game stands. KataGo's GTP defaults (cpp/configs/gtp_example.cfg): static 0.1, dynamic 0.3,
+# centre zero weight 0.2, centre scale 0.75; its 9x9 self-play (selfplay1_maxsize9.cfg): 0, 0.4, 0.25, 0.5.
+# Deviation: KataGo averages f over its score head's predicted distribution; here s is the point estimate that the
+# ownership head gives (the sum of each point's expected owner, minus komi).
+SCORE_STATIC_SCALE = 2.0
+SCORE_CENTER_ZERO_WEIGHT = 0.2
+SCORE_CENTER_SCALE = 0.75
+
+
+def score_center(margin: chex.Array, size: int) -> chex.Array:
+  """[B] the dynamic score utility's centre from the root's expected margin [B] (either player's view)."""
+  cap = SCORE_CENTER_SCALE * size
+  return jnp.clip(margin * (1.0 - SCORE_CENTER_ZERO_WEIGHT), margin - cap, margin + cap)
+
+
+def score_utility(margin: chex.Array, center: chex.Array, size: int, config: SearchConfig) -> chex.Array:
+  """[B] KataGo's score utility of the final `margin` [B] (points) for the player whose margin it is, `center`
+  [B] in the same view, on a `size` x `size` board: odd in (margin, center), so the other player's is minus it."""
+  f = lambda x: (2.0 / jnp.pi) * jnp.arctan(x)
+  return (config.score_utility_static * f(margin / (SCORE_STATIC_SCALE * size))
+          + config.score_utility * f((margin - center) / (SCORE_CENTER_SCALE * size)))
+
+
+def black_score_utility(config: SearchConfig, size: int):
+  """`utility(states [B], lead [B], center [B]) -> [B]`: black's score utility at each Go state, of its board's
+  margin where the game ended, else of the margin the mover's expected `lead` predicts (`center`: black's)."""
+
+  def utility(state, lead, center):
+    done = state.terminated | state.truncated
+    margin = jnp.where(done, rules.black_margin(state, size), rules.black_margin(state, size, lead))
+    return score_utility(margin, center, size, config)
+
+  return utility
+
+
+def for_colour(utility: chex.Array, colour: chex.Array) -> chex.Array:
+  """[B] black's `utility` [B] for the player of pgx Go's `colour` [B] (0 black)."""
+  return jnp.where(colour == 0, utility, -utility)
+
+
 def choose_move(key: chex.PRNGKey, weights: chex.Array, sample: chex.Array) -> chex.Array:
   """_unbatched_: a move drawn in proportion to the search policy `weights` [A] where `sample`, else the
   most visited (greedy) move. The one move choice of self-play (by ply), agents and engines."""
@@ -193,14 +251,16 @@ def choose_move(key: chex.PRNGKey, weights: chex.Array, sample: chex.Array) -> c
 
 
 def network_evaluator(network: Network):
-  """`evaluate(variables, key, states) -> (logits [B, A], value [B], moves_left [B] or None)` of the network (the
-  key is unused; moves_left without a moves-left head is None)."""
+  """`evaluate(variables, key, states) -> (logits [B, A], value [B], Extras)` of the network (the key is unused):
+  the moves-left head's plies, and the ownership head's expected area lead, sum(2 sigmoid - 1) over the points
+  (None without the head; XLA drops what a search does not read)."""
 
   def evaluate(variables, key, state):
     del key
     params, bn_state = variables
     heads, _ = network.apply_heads(params, bn_state, state.observation, False)
-    return heads.logits, heads.value, heads.moves_left
+    lead = None if heads.ownership is None else jnp.tanh(heads.ownership / 2.0).sum(-1)
+    return heads.logits, heads.value, Extras(moves_left=heads.moves_left, lead=lead)
 
   return evaluate
 
@@ -211,7 +271,8 @@ def lean(state: pgx.State) -> pgx.State:
 
 
 def make_recurrent_fn(env: pgx.Env, evaluate: Evaluate, legal_moves: LegalMoves, width: int = 0,
-                      discount: float = 1.0, moves_left: bool = False, draw_value: float = 0.0) -> mctx.RecurrentFn:
+                      discount: float = 1.0, moves_left: bool = False, draw_value: float = 0.0,
+                      utility: Callable | None = None) -> mctx.RecurrentFn:
   """The one adapter from pgx to mctx: steps the game, evaluates the child, masks its illegal moves.
 
   A branch ends where a game ends, `terminated | truncated`, as in self-play: pgx zeroes the rewards
@@ -220,7 +281,9 @@ def make_recurrent_fn(env: pgx.Env, evaluate: Evaluate, legal_moves: LegalMoves,
   are those of its own legal moves. `discount` (search.discount) shrinks each ply's value on the way up.
   With `moves_left`, each node keeps the evaluator's plies left (0 where the game ended). A `draw_value` d
   (search.draw_value) scores a drawn end d for the root's player and -d for the other, so the tree stays
-  zero-sum; each node carries the root's player for it.
+  zero-sum; each node carries the root's player for it. A Go score `utility` (`black_score_utility`) adds to the
+  reward of a move that ends the game its utility of the final margin, and to a child's value its utility of the
+  predicted one, each for the player it belongs to; each node carries the root's centre for it.
   """
 
   def recurrent_fn(variables, key, action, node):
@@ -229,18 +292,24 @@ def make_recurrent_fn(env: pgx.Env, evaluate: Evaluate, legal_moves: LegalMoves,
       action = gather(node.actions, action[:, None])[:, 0]
     mover = state.current_player
     state = jax.vmap(env.step)(state, action)
-    logits, value, plies = evaluate(variables, key, state)
+    logits, value, extras = evaluate(variables, key, state)
     reward = state.rewards[jnp.arange(action.shape[0]), mover]
     done = state.terminated | state.truncated
     if draw_value:  # a drawn end: no reward from pgx, the draw value for whoever moved into it
       reward = jnp.where(done & (reward == 0), jnp.where(mover == node.root_player, draw_value, -draw_value), reward)
+    if utility is not None:
+      black = utility(state, extras.lead, node.score_center)
+      reward = reward + jnp.where(done, for_colour(black, node.state._x.color), 0.0)
+      value = value + for_colour(black, state._x.color)  # zeroed below where the game ended
+    plies = extras.moves_left
     legal = legal_moves(state)
     prior, actions = masked_logits(logits, legal), None
     if width:  # the padding's action is illegal: masked
       actions = children(legal, width)
       prior = gather(prior, actions)
     plies = jnp.where(done, 0.0, plies) if moves_left else None
-    embedding = Node(state=lean(state), actions=actions, moves_left=plies, root_player=node.root_player)
+    embedding = Node(state=lean(state), actions=actions, moves_left=plies, root_player=node.root_player,
+                     score_center=node.score_center)
     return mctx.RecurrentFnOutput(reward=reward, discount=jnp.where(done, 0.0, -discount), prior_logits=prior,
                                   value=jnp.where(done, 0.0, value)), embedding
 
@@ -266,8 +335,13 @@ def make_search_with(env: pgx.Env, evaluate: Evaluate, config: SearchConfig, leg
   num_actions = env.num_actions
   width = tree_width(config, game, num_actions)
   moves_left = config.moves_left_slope > 0
+  utility = None
+  if config.score_utility or config.score_utility_static:
+    if game not in rules.GO_SIZES:
+      raise ValueError(f"search.score_utility is for Go (go9, go), not {game}")
+    utility = black_score_utility(config, rules.GO_SIZES[game])
   recurrent_fn = make_recurrent_fn(env, evaluate, legal_moves, width, config.discount, moves_left,
-                                   config.draw_value)
+                                   config.draw_value, utility)
   alpha = dirichlet_alpha(config, game)  # > 0 even without noise: mctx draws its noise before weighting it
   fraction = config.dirichlet_fraction if config.algorithm == "puct" else 0.0
   qtransform = functools.partial(qtransform_with_unvisited, unvisited_value=config.unvisited_value)
@@ -279,9 +353,15 @@ def make_search_with(env: pgx.Env, evaluate: Evaluate, config: SearchConfig, leg
   def one(variables, key, state, noise):
     state = jax.tree.map(lambda x: x[None], state)  # mctx wants a batch; this one has a single game
     root_key, noise_key, key = jax.random.split(key, 3)
-    logits, value, plies = evaluate(variables, root_key, state)
+    logits, prior_value, extras = evaluate(variables, root_key, state)
+    plies, value, center = extras.moves_left, prior_value, None
     if moves_left and plies is None:
       raise ValueError("search.moves_left_slope > 0 needs an evaluator with moves left (network.moves_left > 0)")
+    if utility is not None:  # the root's value and its centre, from its predicted margin
+      if extras.lead is None:
+        raise ValueError("search.score_utility needs an evaluator with an area lead (network.ownership > 0)")
+      center = score_center(rules.black_margin(state, rules.GO_SIZES[game], extras.lead), rules.GO_SIZES[game])
+      value = value + for_colour(utility(state, extras.lead, center), state._x.color)
     legal = legal_moves(state)
     prior = masked_logits(logits, legal)
     actions, valid, node_actions = jnp.arange(num_actions, dtype=jnp.int32)[None], legal, None
@@ -289,7 +369,7 @@ def make_search_with(env: pgx.Env, evaluate: Evaluate, config: SearchConfig, leg
       actions = node_actions = children(legal, width)
       prior, valid = gather(prior, actions), gather(legal, actions)
     embedding = Node(state=lean(state), actions=node_actions, moves_left=plies if moves_left else None,
-                     root_player=state.current_player if config.draw_value else None)
+                     root_player=state.current_player if config.draw_value else None, score_center=center)
     if noise and fraction > 0:  # over the tree's children: in chess [K] draws in a 20th of the time of [A]
       prior = with_dirichlet_noise(noise_key, prior[0], valid[0], alpha, fraction)[None]
     root = mctx.RootFnOutput(prior_logits=prior, value=value, embedding=embedding)
@@ -309,7 +389,7 @@ def make_search_with(env: pgx.Env, evaluate: Evaluate, config: SearchConfig, leg
     weights = scatter(out.action_weights, actions, num_actions) if width else out.action_weights
     summary = tree.summary()
     best_value = summary.qvalues[0, jnp.argmax(summary.visit_counts[0])]
-    return SearchOutput(weights=weights[0], value=summary.value[0], prior_value=value[0], best_value=best_value,
+    return SearchOutput(weights=weights[0], value=summary.value[0], prior_value=prior_value[0], best_value=best_value,
                         prior_logits=logits[0], legal=legal[0], tree=tree, actions=actions[0])
 
   def search(variables, keys: chex.Array, states: pgx.State, noise: bool = True) -> SearchOutput:

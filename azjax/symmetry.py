@@ -64,8 +64,8 @@ def symmetric_evaluator(evaluate, size: int):
   def wrapped(variables, key, state):
     k = jax.random.randint(key, (state.observation.shape[0],), 0, NUM)
     obs = jax.vmap(functools.partial(observation, size=size))(state.observation, k)
-    logits, value, moves_left = evaluate(variables, key, state.replace(observation=obs))
+    logits, value, extras = evaluate(variables, key, state.replace(observation=obs))
     back = jax.vmap(functools.partial(board, size=size, perm=inverse(size)))(logits, k)
-    return back, value, moves_left
+    return back, value, extras  # the moves left and an area lead do not depend on the board's orientation
 
   return wrapped

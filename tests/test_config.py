@@ -57,6 +57,8 @@ def test_overrides_parse_types():
     ("search.moves_left_threshold=1", "search.moves_left_threshold"),
     ("search.discount=1.5", "search.discount"),
     ("search.draw_value=-1", "search.draw_value"),
+    ("search.score_utility=0.3", "search.score_utility"),  # no ownership head to read a margin from
+    ("search.score_utility_static=-0.1", "search.score_utility_static"),
 ])
 def test_bad_overrides_name_the_field(override, field):
   with pytest.raises(ConfigError) as e:

@@ -8,8 +8,9 @@ import pytest
 from azjax.config import Config, ConfigError, NetworkConfig, SearchConfig
 from azjax.games import make_env
 from azjax.network import make_network
-from azjax.search import (dirichlet_alpha, make_search, make_search_with, masked_logits, root_summary, scatter,
-                          tree_width)
+from azjax import rules
+from azjax.search import (Extras, dirichlet_alpha, make_search, make_search_with, masked_logits, root_summary, scatter,
+                          score_center, score_utility, tree_width)
 from conftest import untrained_agent
 
 
@@ -218,7 +219,7 @@ def test_unvisited_value_sets_how_wide_puct_searches(unvisited, widest):
   # trails every visited child, so search keeps returning to the first one it tried.
   env = make_env("tictactoe")
   flat = lambda variables, key, state: (jnp.zeros(state.legal_action_mask.shape),
-                                        jnp.zeros(state.legal_action_mask.shape[0]), None)
+                                        jnp.zeros(state.legal_action_mask.shape[0]), Extras())
   config = SearchConfig(algorithm="puct", unvisited_value=unvisited)
   search = make_search_with(env, flat, config, lambda s: s.legal_action_mask, 9, "tictactoe")
   states = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), 4))
@@ -237,7 +238,7 @@ def test_a_discount_shrinks_each_plys_value_on_the_way_up(discount):
   # And a win one ply away is worth its full reward whatever the discount.
   env = make_env("tictactoe")
   flat = lambda variables, key, state: (jnp.zeros(state.legal_action_mask.shape),
-                                        jnp.full(state.legal_action_mask.shape[0], 0.8), None)
+                                        jnp.full(state.legal_action_mask.shape[0], 0.8), Extras())
   config = SearchConfig(algorithm="puct", discount=discount)
   states = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), 2))
   out = make_search_with(env, flat, config, lambda s: s.legal_action_mask, 1, "tictactoe")(
@@ -283,7 +284,7 @@ def test_gumbel_root_sees_a_mate_only_among_the_moves_it_considers(simulations, 
   assert len(wins) == 1  # Ra8#, the only mate
   prior = jnp.zeros(env.num_actions).at[wins[0]].set(-3.0)  # last; a won move's completed Q adds ~5 to its logit
   flat = lambda variables, key, state: (jnp.broadcast_to(prior, state.legal_action_mask.shape),
-                                        jnp.zeros(state.legal_action_mask.shape[0]), None)
+                                        jnp.zeros(state.legal_action_mask.shape[0]), Extras())
   config = SearchConfig(algorithm="gumbel", num_simulations=simulations, max_considered_actions=considered)
   search = make_search_with(env, flat, config, lambda s: s.legal_action_mask, simulations, "chess")
   states = jax.tree.map(lambda x: x[None], root)
@@ -306,7 +307,7 @@ def test_moves_left_utility_prefers_the_shorter_win_and_the_longer_loss(value, p
   def flat(variables, key, state):
     squares = state.observation.reshape(state.observation.shape[0], 9, -1).sum(-1)  # stones on each square
     plies = 10.0 + (squares * jnp.arange(9.0)).sum(-1)
-    return jnp.zeros(state.legal_action_mask.shape), jnp.full(plies.shape, value), plies
+    return jnp.zeros(state.legal_action_mask.shape), jnp.full(plies.shape, value), Extras(moves_left=plies)
 
   states = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), 2))
   keys = jax.random.split(jax.random.PRNGKey(1), 2)
@@ -337,7 +338,7 @@ def test_a_draw_value_below_the_positions_value_keeps_the_root_player_out_of_a_d
   assert len(draws) == 1  # Nxp, the only move that ends the game
   me = root.current_player
   flat = lambda variables, key, state: (jnp.zeros(state.legal_action_mask.shape),
-                                        jnp.where(state.current_player == me, -0.3, 0.3), None)
+                                        jnp.where(state.current_player == me, -0.3, 0.3), Extras())
   config = SearchConfig(algorithm="gumbel", num_simulations=32, max_considered_actions=32, draw_value=draw_value)
   out = make_search_with(env, flat, config, lambda s: s.legal_action_mask, 32, "chess")(
       None, jax.random.split(jax.random.PRNGKey(0), 1), jax.tree.map(lambda x: x[None], root), noise=False)
@@ -345,3 +346,56 @@ def test_a_draw_value_below_the_positions_value_keeps_the_root_player_out_of_a_d
   q = np.asarray(root_summary(out)[1])[0]
   np.testing.assert_allclose(q[draws[0]], draw_value, atol=1e-6)  # the draw's own value, the root player's
 
+
+
+def test_black_margin_is_the_sign_of_pgx_s_result_and_reads_a_lead_from_the_movers_view():
+  # Random go9 games to their end (pgx's Tromp-Taylor count with komi, or its length cap): black's margin has the
+  # sign of black's reward, and the same margin comes back from the area lead seen by the player to move.
+  env = make_env("go9")
+  state = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), 8))
+  step, rewards = jax.jit(jax.vmap(env.step)), 0.0  # pgx gives the result once, on the game's last step
+  for key in jax.random.split(jax.random.PRNGKey(1), 200):
+    logits = jnp.where(state.legal_action_mask, 0.0, -jnp.inf).at[:, -1].add(-3.0)  # pass now and then
+    state = step(state, jax.vmap(jax.random.categorical)(jax.random.split(key, 8), logits))
+    rewards = rewards + np.asarray(state.rewards)
+  assert np.asarray(state.terminated).all()
+  margin = np.asarray(rules.black_margin(state, 9))
+  player, colour = np.asarray(state.current_player), np.asarray(state._x.color)
+  black = np.where(colour == 0, player, 1 - player)
+  assert (np.sign(margin) == rewards[np.arange(8), black]).all(), (margin, rewards)
+  area = jax.vmap(lambda board: rules.area_ownership(board, 9).sum())(state._x.board)
+  lead = jnp.where(state._x.color == 0, area, -area)  # the mover's view
+  np.testing.assert_allclose(rules.black_margin(state, 9, lead), margin)
+
+
+@pytest.mark.parametrize("utility", [0.0, 0.3])
+def test_score_utility_takes_the_points_where_the_value_is_flat(utility):
+  # Black to move can capture a white stone in atari (E6 takes E5), and white has just passed. The evaluator
+  # calls every position even (value 0) and knows the board's area lead exactly. Without the score utility every
+  # move ties and Gumbel keeps the prior's first; with KataGo's, the capture (3 points: the stone, its point
+  # and the capturing stone) beats every other move (1 point). Passing ends the game lost (3 stones against 2,
+  # komi 7.5): its Q is the loss plus the utility of the final margin, for black.
+  env = make_env("go9")
+  state = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), 1))
+  step = jax.jit(jax.vmap(env.step))
+  for action in (39, 40, 49, 80, 41, 81):  # B D5, W E5, B E4, W J1, B F5, W pass
+    state = step(state, jnp.array([action]))
+
+  def even(variables, key, s):  # the mover's exact area lead, no preference, no value
+    area = jax.vmap(lambda board: rules.area_ownership(board, 9).sum())(s._x.board)
+    return (jnp.zeros(s.legal_action_mask.shape), jnp.zeros(area.shape),
+            Extras(lead=jnp.where(s._x.color == 0, area, -area)))
+
+  legal = int(state.legal_action_mask.sum())
+  config = SearchConfig(algorithm="gumbel", num_simulations=legal, max_considered_actions=legal,
+                        score_utility=utility, score_utility_static=utility / 3)
+  out = make_search_with(env, even, config, lambda s: s.legal_action_mask, legal, "go9")(
+      None, jax.random.split(jax.random.PRNGKey(1), 1), state, noise=False)
+  chosen = int(np.argmax(out.weights[0]))
+  assert (chosen == 31) == bool(utility), chosen  # E6
+  q = np.asarray(root_summary(out)[1])[0]
+  center = score_center(jnp.array([3.0 - 2.0 - rules.GO_KOMI]), 9)
+  final = score_utility(jnp.array([3.0 - 2.0 - rules.GO_KOMI]), center, 9, config)
+  np.testing.assert_allclose(q[81], -1.0 + float(final[0]), atol=1e-5)
+  if utility:
+    assert q[31] > q[0] > q[81]

@@ -6,6 +6,7 @@ import pytest
 import azjax
 from azjax import symmetry
 from azjax.games import make_env
+from azjax.search import Extras
 
 
 def _moves_under(moves, k, size=9):
@@ -40,7 +41,7 @@ def test_random_symmetry_in_search_maps_the_policy_back():
 
   def evaluate(variables, key, s):  # logits: the first observation plane, read at each point; pass 0
     planes = s.observation[..., 1].reshape(s.observation.shape[0], -1)
-    return jnp.concatenate([planes, jnp.zeros((planes.shape[0], 1))], -1), jnp.zeros(planes.shape[0]), None
+    return jnp.concatenate([planes, jnp.zeros((planes.shape[0], 1))], -1), jnp.zeros(planes.shape[0]), Extras()
 
   plain = evaluate(None, None, state)[0]
   seen = symmetry.symmetric_evaluator(evaluate, 9)(None, jax.random.PRNGKey(3), state)[0]
