@@ -155,6 +155,9 @@ class TrainConfig:
   l2: float = 1e-4  # c in eq. 1
   num_steps: int = 100  # train_steps in a run
   augment: bool = False  # Go only: each sampled position under a random rotation/reflection [AGZ] (symmetry.py)
+  # Lc0's q_ratio (lczero-training, tf/tfprocess.py): each position's value target is q_ratio * q + (1 - q_ratio)
+  # * z, q the value its search gave its best move (Lc0's best_q), z the outcome. 0 = the papers (z alone).
+  q_ratio: float = 0.0
   # The updates of a train_step as a loop (scan: what accelerators run) or written out (unrolled: XLA:CPU
   # runs gradient convolutions in loops ~60x slower); auto = unrolled on CPU, scan elsewhere.
   update_loop: str = "auto"
@@ -352,6 +355,7 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
   _check(0.0 <= c.search.dirichlet_fraction <= 1.0, "search.dirichlet_fraction", c.search.dirichlet_fraction,
          "must lie in [0, 1]")
   _check(0.0 < c.search.discount <= 1.0, "search.discount", c.search.discount, "a number in (0, 1]; 1 = the papers")
+  _check(c.train.q_ratio <= 1.0, "train.q_ratio", c.train.q_ratio, "must lie in [0, 1]; 0 = the papers")
   _check(-1.0 < c.search.draw_value < 1.0, "search.draw_value", c.search.draw_value,
          "a number in (-1, 1): a drawn end's value for the root's player; 0 = the papers")
   for name in ("score_utility", "score_utility_static"):

@@ -17,7 +17,9 @@ With `ownership_points` (Go, `network.ownership`), a finished game also labels i
 final board's owner of each point, from the mover's view (KataGo's ownership target); a game that
 did not reach its real end (resignation, the config's length cap) labels them as having none. With
 `moves_left` (`network.moves_left`), it labels each position with the plies its game lasted after it
-(Lc0's moves-left target), whatever ended the game. All functions here are _unbatched_
+(Lc0's moves-left target), whatever ended the game. With `q` (`train.q_ratio`), each position keeps
+its search's value of its best move, and its value target mixes that with the outcome (Lc0's q_ratio).
+All functions here are _unbatched_
 (one lane) and vmapped over lanes by the callers via `add`, `finish`, `sample`.
 """
 
@@ -96,7 +98,7 @@ def make_codec(compact: bool, obs: jax.ShapeDtypeStruct, num_actions: int, scala
 
 @functools.partial(jax.tree_util.register_dataclass,
                    data_fields=["obs", "policy", "policy_index", "legal", "mover", "value", "ownership", "owned",
-                                "plies_left", "written", "labelled"],
+                                "plies_left", "q", "written", "labelled"],
                    meta_fields=["codec"])
 @dataclasses.dataclass(frozen=True)
 class Replay:
@@ -110,6 +112,7 @@ class Replay:
   ownership: chex.Array | None  # [lanes, L, points] int8 final owner of each point for the mover (+1), or None
   owned: chex.Array | None  # [lanes, L] bool: the position has an ownership target (its game ended for real)
   plies_left: chex.Array | None  # [lanes, L] int32 plies of its game from the position to the end (1: it made the last)
+  q: chex.Array | None  # [lanes, L] float32 the search's value of its best move, for the mover (train.q_ratio), or None
   written: chex.Array  # [lanes] int32 positions ever written to the lane
   labelled: chex.Array  # [lanes] int32 positions ever labelled (= first position of the game in play)
   codec: Codec = Codec()
@@ -131,10 +134,10 @@ class Batch:
 
 
 def init(lanes: int, lane_size: int, obs: jax.ShapeDtypeStruct, num_actions: int, codec: Codec = Codec(),
-         ownership_points: int = 0, moves_left: bool = False) -> Replay:
+         ownership_points: int = 0, moves_left: bool = False, q: bool = False) -> Replay:
   """An empty window of `lanes` lanes of `lane_size` positions, stored by `codec` from now on; with
   `ownership_points`, each position also keeps an ownership target of that many points, with `moves_left`
-  its plies left."""
+  its plies left, with `q` its search's best value."""
   stored = jax.eval_shape(codec.encode, obs, jax.ShapeDtypeStruct((num_actions,), jnp.float32),
                           jax.ShapeDtypeStruct((num_actions,), bool))
   obs, policy, index, legal = (None if x is None else jnp.zeros((lanes, lane_size, *x.shape), x.dtype) for x in stored)
@@ -145,22 +148,26 @@ def init(lanes: int, lane_size: int, obs: jax.ShapeDtypeStruct, num_actions: int
       ownership=jnp.zeros((lanes, lane_size, ownership_points), jnp.int8) if ownership_points else None,
       owned=jnp.zeros((lanes, lane_size), bool) if ownership_points else None,
       plies_left=jnp.zeros((lanes, lane_size), jnp.int32) if moves_left else None,
+      q=jnp.zeros((lanes, lane_size), jnp.float32) if q else None,
       written=jnp.zeros((lanes,), jnp.int32),
       labelled=jnp.zeros((lanes,), jnp.int32),
       codec=codec,
   )
 
 
-def _add(lane: Replay, obs, policy, legal, mover) -> Replay:
+def _add(lane: Replay, obs, policy, legal, mover, q) -> Replay:
   i = lane.written % lane.mover.shape[0]
   obs, policy, index, legal = lane.codec.encode(obs, policy, legal)
+  if lane.q is not None:
+    lane = lane.replace(q=lane.q.at[i].set(q))
   return lane.replace(
       obs=lane.obs.at[i].set(obs), policy=lane.policy.at[i].set(policy),
       policy_index=None if index is None else lane.policy_index.at[i].set(index), legal=lane.legal.at[i].set(legal),
       mover=lane.mover.at[i].set(mover), written=lane.written + 1)
 
 
-def _finish(lane: Replay, done, rewards, ownership=None, owned=None, discount: float = 1.0) -> Replay:
+def _finish(lane: Replay, done, rewards, ownership=None, owned=None, discount: float = 1.0,
+            q_ratio: float = 0.0) -> Replay:
   size = lane.mover.shape[0]
   slots = jnp.arange(size)
   # The absolute index of the position now held by each ring slot.
@@ -174,6 +181,8 @@ def _finish(lane: Replay, done, rewards, ownership=None, owned=None, discount: f
   plies_left = lane.written - absolute  # the position `lane.written - 1` made the last move: 1
   if discount != 1.0:  # z itself there, one ply earlier z * discount
     z = z * discount ** (plies_left - 1).astype(jnp.float32)
+  if q_ratio:  # Lc0's q_ratio: the outcome mixed with the search's value
+    z = q_ratio * lane.q + (1.0 - q_ratio) * z
   if lane.plies_left is not None:
     lane = lane.replace(plies_left=jnp.where(this_game, plies_left, lane.plies_left))
   return lane.replace(
@@ -201,18 +210,22 @@ def _sample(lane: Replay, key, n: int) -> Batch:
                weight=jnp.broadcast_to((count > 0).astype(jnp.float32), (n,)), **own)
 
 
-def add(replay: Replay, obs, policy, legal, mover) -> Replay:
-  """Appends one position per lane: obs [lanes, ...], policy/legal [lanes, A], mover [lanes]."""
+def add(replay: Replay, obs, policy, legal, mover, q=None) -> Replay:
+  """Appends one position per lane: obs [lanes, ...], policy/legal [lanes, A], mover [lanes], and where the
+  replay keeps it, q [lanes] (the search's value of its best move)."""
   chex.assert_rank([policy, legal, mover], [2, 2, 1])
   chex.assert_equal_shape_prefix([obs, policy, legal, mover, replay.written], 1)
-  return jax.vmap(_add)(replay, obs, policy, legal, mover)
+  q = jnp.zeros_like(mover, jnp.float32) if q is None else q
+  return jax.vmap(_add)(replay, obs, policy, legal, mover, q)
 
 
-def finish(replay: Replay, done, rewards, ownership=None, owned=None, discount: float = 1.0) -> Replay:
+def finish(replay: Replay, done, rewards, ownership=None, owned=None, discount: float = 1.0,
+           q_ratio: float = 0.0) -> Replay:
   """Labels the positions of each lane's game where `done` [lanes] with `rewards` [lanes, 2] (draw: zeros),
-  each discounted by `discount` per ply before the game's last move (search.discount; 1 = the outcome as it is),
-  and, if the replay keeps ownership, with `ownership` [lanes, points] (player 0's view) where `owned` [lanes]."""
-  label = functools.partial(_finish, discount=discount)
+  each discounted by `discount` per ply before the game's last move (search.discount; 1 = the outcome as it is)
+  and mixed with its stored q by `q_ratio` (train.q_ratio), and, if the replay keeps ownership, with `ownership`
+  [lanes, points] (player 0's view) where `owned` [lanes]."""
+  label = functools.partial(_finish, discount=discount, q_ratio=q_ratio)
   if replay.ownership is None:
     return jax.vmap(label)(replay, done, rewards)
   return jax.vmap(label)(replay, done, rewards, ownership, owned)

@@ -214,7 +214,8 @@ def capped_search(search, fast_search, variables, keys, state: pgx.State, full: 
 
 
 def play_ply(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Actors, replay: replay_lib.Replay,
-             key: chex.PRNGKey, game: str = "", fast_search=None, resign_below=None, full=True, discount: float = 1.0):
+             key: chex.PRNGKey, game: str = "", fast_search=None, resign_below=None, full=True, discount: float = 1.0,
+             q_ratio: float = 0.0):
   """Plays one move in every game; returns (actors, replay, Outcome, Move). The key is consumed.
 
   `game` (config.game) names the game for the diagnostics (Go's passes, chess's repetitions).
@@ -222,7 +223,8 @@ def play_ply(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Ac
   (`capped_search`); a position it searched goes to replay with an all-zero policy, which the loss
   reads as "no policy target".
   `resign_below` ([] v_resign, or None: no resignation): a mover whose `resign_value` is below it resigns,
-  unless its game is a check game, and loses. `discount` (search.discount) discounts the value targets."""
+  unless its game is a check game, and loses. `discount` (search.discount) discounts the value targets, and
+  `q_ratio` (train.q_ratio) mixes into them the search's value of its best move."""
   keys = jax.vmap(lambda k: jax.random.split(k, 3))(per_game_keys(key, actors.slot))
   search_keys, action_keys, reset_keys = keys[:, 0], keys[:, 1], keys[:, 2]
   state = actors.env
@@ -231,7 +233,7 @@ def play_ply(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Ac
   action = jax.vmap(select_action, in_axes=(0, 0, 0, None))(action_keys, out.weights, actors.ply,
                                                             config.temperature_plies)
   replay = replay_lib.add(replay, state.observation, jnp.where(full, out.weights, 0.0), out.legal,
-                          state.current_player)
+                          state.current_player, out.best_value)
 
   mover_id = actors.env.current_player
   state = jax.vmap(env.step)(state, action)
@@ -250,7 +252,7 @@ def play_ply(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Ac
   ownership = owned = None
   if replay.ownership is not None:  # KataGo's ownership target: the final board of a game that really ended
     ownership, owned = rules.final_ownership(state, rules.GO_SIZES[game]), state.terminated & ~resigned
-  replay = replay_lib.finish(replay, done, rewards, ownership, owned, discount)
+  replay = replay_lib.finish(replay, done, rewards, ownership, owned, discount, q_ratio)
 
   mover = jax.nn.one_hot(mover_id, 2)[..., None]  # [B, 2, 1]
   decay = jnp.array([[[discount, 1.0, discount ** 2]]])  # one more ply between every earlier move and the end
@@ -296,7 +298,8 @@ def where_games(mask, new, old):
 
 
 def play_chunk(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Actors, replay, key,
-               game: str = "", fast_search=None, resign_below=None, coins=None, discount: float = 1.0):
+               game: str = "", fast_search=None, resign_below=None, coins=None, discount: float = 1.0,
+               q_ratio: float = 0.0):
   """Plays `config.chunk_plies` plies in every game; returns (actors, replay, (Move, Outcome)), their leaves
   [T, B] (`chunk_metrics` sums them up). The key is consumed. `coins` ([T] bool, `playout_coins`):
   which plies `fast_search` does not play; all full if None."""
@@ -304,7 +307,7 @@ def play_chunk(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: 
   def body(carry, xs):
     (actors, replay), (ply_key, full) = carry, xs
     actors, replay, outcome, move = play_ply(env, search, config, variables, actors, replay, ply_key, game,
-                                             fast_search, resign_below, full, discount)
+                                             fast_search, resign_below, full, discount, q_ratio)
     return (actors, replay), (move, outcome)
 
   coins = jnp.ones((config.chunk_plies,), bool) if coins is None else coins

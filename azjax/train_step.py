@@ -121,7 +121,7 @@ def _init(program: Program, key) -> TrainState:
   replay = replay_lib.init(config.selfplay.batch_size, config.lane_size,
                            jax.ShapeDtypeStruct(obs.shape[1:], obs.dtype), program.num_actions, program.codec,
                            rules.GO_SIZES[config.game] ** 2 if config.network.ownership else 0,
-                           moves_left=bool(config.network.moves_left))
+                           moves_left=bool(config.network.moves_left), q=bool(config.train.q_ratio))
   best = Best(params=params, bn_state=bn_state, step=jnp.int32(0)) if config.run.gate_games else None
   return TrainState(params=params, bn_state=bn_state, opt_state=program.optimizer.init(params), actors=actors,
                     replay=replay, step=jnp.int32(0), key=key, best=best)
@@ -186,7 +186,7 @@ def _shard_step(program: Program, state: TrainState, coins: chex.Array, phase: s
     actors, replay, (moves, outcomes) = selfplay.play_chunk(program.env, program.search, config.selfplay, variables,
                                                             state.actors, state.replay, play_key, config.game,
                                                             program.fast_search, resign_below, coins,
-                                                            config.search.discount)
+                                                            config.search.discount, config.train.q_ratio)
     metrics = selfplay.chunk_metrics(moves, outcomes, AXIS)
     if config.selfplay.resign:  # the calibration, with the check games this chunk finished
       metrics["resign_threshold"] = resign_below

@@ -61,6 +61,19 @@ def test_a_discount_labels_each_position_by_its_plies_to_the_end():
   np.testing.assert_allclose(r.value[0], [0.5, -1.0, 0.125, -0.25])  # slots hold positions 4, 5, 2, 3
 
 
+def test_q_ratio_mixes_each_positions_search_value_into_its_outcome():
+  # train.q_ratio (Lc0's): target = r * q + (1 - r) * z, q each position's own (the search's best value for its
+  # mover), z the outcome from its mover's view; r = 0 leaves the outcome alone.
+  r = replay_lib.init(1, 4, jax.ShapeDtypeStruct((1,), jnp.int32), 3, q=True)
+  for t, q in enumerate([0.5, -0.2, 0.9]):
+    r = replay_lib.add(r, jnp.array([[t]]), jnp.ones((1, 3)) / 3, jnp.ones((1, 3), bool), jnp.array([t % 2]),
+                       jnp.array([q]))
+  mixed = replay_lib.finish(r, jnp.array([True]), jnp.array([[1.0, -1.0]]), q_ratio=0.25)
+  np.testing.assert_allclose(mixed.value[0, :3], [0.25 * 0.5 + 0.75, 0.25 * -0.2 - 0.75, 0.25 * 0.9 + 0.75])
+  plain = replay_lib.finish(r, jnp.array([True]), jnp.array([[1.0, -1.0]]))
+  np.testing.assert_allclose(plain.value[0, :3], [1.0, -1.0, 1.0])
+
+
 def test_window_keeps_the_newest_positions_and_samples_only_labelled_ones(strict_rank_promotion):
   r = _replay(lanes=1, size=4)
   for t in range(6):  # game A: positions 0..5, finished; the lane keeps 2..5
