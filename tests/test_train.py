@@ -102,6 +102,40 @@ def test_a_moves_left_run_trains_its_head_on_the_plies_its_games_lasted():
     assert plies[-1] == 1 and all(5 <= plies[i] <= 9 for i in starts), plies
 
 
+def test_a_q_ratio_run_mixes_its_searches_values_into_its_value_targets():
+  # train.q_ratio inside the train step: each labelled position's target is r * q + (1 - r) * z, with q the
+  # value its search stored beside it and z its game's outcome (tic-tac-toe: -1, 0 or 1), for every position.
+  program = azjax.build(_smoke("tictactoe", "train.q_ratio=0.25"))
+  mesh = azjax.make_mesh()
+  state = azjax.init_state(program, mesh)
+  step = azjax.make_train_step(program, mesh)
+  for _ in range(3):  # 12 plies a lane, no wrap of its 128 slots
+    state, metrics = step(state)
+  assert float(metrics["updates"]) == 1 and np.isfinite(float(metrics["loss"]))
+  replay = jax.device_get(state.replay)
+  for lane in range(replay.value.shape[0]):
+    n = replay.labelled[lane]
+    z = (replay.value[lane, :n] - 0.25 * replay.q[lane, :n]) / 0.75
+    np.testing.assert_allclose(z, np.round(z), atol=1e-5)
+    assert set(np.round(z).tolist()) <= {-1.0, 0.0, 1.0}
+  assert np.abs(replay.q[0, :replay.labelled[0]]).max() > 0  # the searches' values, not zeros
+
+
+def test_a_go_runs_search_reads_the_ownership_heads_margin_with_a_score_utility():
+  # search.score_utility in a go9 run's self-play search: it reads the ownership head's margin at every node; the
+  # searches' values then differ from the same run's without it, which shares its network and its first moves.
+  values = {}
+  for utility in ("0", "0.3"):
+    program = azjax.build(_smoke("go9", "network.ownership=1.5", f"search.score_utility={utility}"))
+    mesh = azjax.make_mesh()
+    state = azjax.init_state(program, mesh)
+    search = jax.jit(lambda variables, keys, states: program.search(variables, keys, states, noise=False))
+    out = search((state.params, state.bn_state), jax.random.split(jax.random.PRNGKey(0), 8), state.actors.env)
+    values[utility] = (np.asarray(out.prior_value), np.asarray(out.value))
+  np.testing.assert_allclose(values["0"][0], values["0.3"][0])  # the same network
+  assert np.abs(values["0"][1] - values["0.3"][1]).min() > 1e-4  # every root read a margin
+
+
 def test_a_run_whose_lanes_are_shorter_than_two_games_says_so_at_start(tmp_path, capsys):
   azjax.train(_smoke("tictactoe", "replay.window=16", "run.eval_games=0", "train.num_steps=1"), tmp_path / "short",
               progress=False)
