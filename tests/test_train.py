@@ -25,9 +25,17 @@ def test_train_step_compiles_once():
   mesh = azjax.make_mesh()
   state = azjax.init_state(program, mesh)
   step = azjax.make_train_step(program, mesh)
-  for _ in range(3):
-    state, metrics = step(state)
-  assert step._cache_size() == 1
+  traces = []  # jax's tracing events: a step traced again would be compiled again (or looked up on disk)
+  listener = lambda event, duration, **kwargs: traces.append(event) if event.endswith("jaxpr_trace_duration") else None
+  jax.monitoring.register_event_duration_secs_listener(listener)
+  try:
+    counts = []
+    for _ in range(3):
+      state, metrics = step(state)
+      counts.append(len(traces))
+  finally:
+    jax.monitoring.unregister_event_duration_listener(listener)
+  assert counts[0] >= 1 and counts[2] == counts[0], counts  # traced at the first call only
   assert int(state.step) == 3
   # 8 games x 12 plies: every tic-tac-toe game (5-9 plies) has ended at least once.
   assert float(metrics["games"]) >= 1 and 5 <= float(metrics["mean_game_length"]) <= 9
