@@ -20,6 +20,18 @@ def _smoke(game="tictactoe", *overrides):
   return azjax.apply_overrides(azjax.preset(game, "smoke"), list(overrides))
 
 
+def _trained(game, *overrides, steps=3):
+  """(state, metrics) after `steps` train steps of the smoke preset with `overrides` (tic-tac-toe's 3: 12 plies
+  a lane, no wrap of its 128 slots)."""
+  program = azjax.build(_smoke(game, *overrides))
+  mesh = azjax.make_mesh()
+  state = azjax.init_state(program, mesh)
+  step = azjax.make_train_step(program, mesh)
+  for _ in range(steps):
+    state, metrics = step(state)
+  return state, metrics
+
+
 def test_train_step_compiles_once():
   program = azjax.build(_smoke())
   mesh = azjax.make_mesh()
@@ -80,12 +92,7 @@ def test_lanes_shorter_than_a_game_still_train_every_step_once_each_lane_has_fin
 def test_a_runs_discount_reaches_its_value_targets():
   # search.discount goes to the search and to the labels self-play writes inside the train step: the positions
   # of a decided game carry z, z * 0.5, z * 0.25, ... by their plies to its end (undiscounted: only 1s).
-  program = azjax.build(_smoke("tictactoe", "search.discount=0.5"))
-  mesh = azjax.make_mesh()
-  state = azjax.init_state(program, mesh)
-  step = azjax.make_train_step(program, mesh)
-  for _ in range(3):  # 12 plies a lane, no wrap of its 128 slots
-    state, _ = step(state)
+  state, _ = _trained("tictactoe", "search.discount=0.5")
   replay = jax.device_get(state.replay)
   labels = np.concatenate([replay.value[lane, :replay.labelled[lane]] for lane in range(replay.value.shape[0])])
   decided = np.abs(labels[labels != 0])
@@ -96,12 +103,7 @@ def test_a_runs_discount_reaches_its_value_targets():
 def test_a_moves_left_run_trains_its_head_on_the_plies_its_games_lasted():
   # network.moves_left and search.moves_left_slope inside the train step: self-play labels each finished game's
   # positions with n, n - 1, ..., 1 plies left, the head's loss is logged, and its search runs with the utility.
-  program = azjax.build(_smoke("tictactoe", "network.moves_left=1", "search.moves_left_slope=0.0027"))
-  mesh = azjax.make_mesh()
-  state = azjax.init_state(program, mesh)
-  step = azjax.make_train_step(program, mesh)
-  for _ in range(3):  # 12 plies a lane, no wrap of its 128 slots
-    state, metrics = step(state)
+  state, metrics = _trained("tictactoe", "network.moves_left=1", "search.moves_left_slope=0.0027")
   assert float(metrics["moves_left_loss"]) > 0 and float(metrics["updates"]) == 1
   replay = jax.device_get(state.replay)
   for lane in range(replay.value.shape[0]):
@@ -113,12 +115,7 @@ def test_a_moves_left_run_trains_its_head_on_the_plies_its_games_lasted():
 def test_a_q_ratio_run_mixes_its_searches_values_into_its_value_targets():
   # train.q_ratio inside the train step: each labelled position's target is r * q + (1 - r) * z, with q the
   # value its search stored beside it and z its game's outcome (tic-tac-toe: -1, 0 or 1), for every position.
-  program = azjax.build(_smoke("tictactoe", "train.q_ratio=0.25"))
-  mesh = azjax.make_mesh()
-  state = azjax.init_state(program, mesh)
-  step = azjax.make_train_step(program, mesh)
-  for _ in range(3):  # 12 plies a lane, no wrap of its 128 slots
-    state, metrics = step(state)
+  state, metrics = _trained("tictactoe", "train.q_ratio=0.25")
   assert float(metrics["updates"]) == 1 and np.isfinite(float(metrics["loss"]))
   replay = jax.device_get(state.replay)
   for lane in range(replay.value.shape[0]):
