@@ -109,7 +109,7 @@ def _small(game: str) -> Config:
 # (docs/results/learning, section 6). Chess samples each position about 4 times (16 updates of 256 on
 # 1,024 new positions a step): its best run so far, 0.94 against random at 600 steps (section 9). Go9 at 16
 # updates a step beat go9 at 4 head to head at equal steps (0.69-0.83, two seeds) but not in equal CPU time
-# (0.41-0.52), and lost to GNU Go by as much: it stays at 4 (section 20). Shogi
+# (0.06-0.52 at 22-69 minutes), and lost to GNU Go by as much: it stays at 4 (section 20). Shogi
 # plateaus at 0.73-0.91 against random from step 50 on, at 4 updates a step or 16 (section 9), so its run
 # is 300 steps: about 50 minutes of training on one core and 45 of evaluation (shogi_pcr's 10 s a step and
 # ~15 minutes an evaluation), where 1500 steps would take about 8 hours.
