@@ -18,6 +18,7 @@ SEARCH_ALGORITHMS = ("puct", "gumbel")
 OPTIMIZERS = ("sgd", "adam")
 INFERENCE_DTYPES = ("float32", "bfloat16")
 GO_PASS_RULES = ("pgx", "eyes")  # rules.py
+GO_EYE_RULES = ("simple", "true")  # rules.own_eyes
 UPDATE_LOOPS = ("auto", "scan", "unrolled")
 COMPACT_TREES = ("auto", "on", "off")  # search.tree_width
 ENGINE_GAMES = ("go9", "go", "chess", "shogi")  # the games a real engine plays (engines.match.OPPONENTS)
@@ -78,6 +79,9 @@ class SearchConfig:
   # other half of go_pass=eyes; rules.py). True: every legal move (the papers). Measured on go9's cpu preset:
   # lost 10-54 to the same run without it at 1200 steps (docs/results/learning, section 10).
   go_fill_eyes: bool = True
+  # Go only: which points go_pass=eyes and go_fill_eyes count as one's own eyes: simple (every neighbour one's
+  # own stone, false eyes too) | true (also at most one fault on the diagonals: Pachi's and minigo's playouts).
+  go_eyes: str = "simple"
   random_symmetry: bool = False  # Go only: each evaluation sees a random rotation/reflection [AGZ] (symmetry.py)
   gumbel_scale: float = 1.0  # gumbel only
   # Children of a search node: its legal moves, up to the game's most (on), or every action (off); auto = on
@@ -331,13 +335,15 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
   _check(c.search.algorithm in SEARCH_ALGORITHMS, "search.algorithm", c.search.algorithm,
          f"one of {', '.join(SEARCH_ALGORITHMS)}")
   _check(c.search.go_pass in GO_PASS_RULES, "search.go_pass", c.search.go_pass, f"one of {', '.join(GO_PASS_RULES)}")
+  _check(c.search.go_eyes in GO_EYE_RULES, "search.go_eyes", c.search.go_eyes, f"one of {', '.join(GO_EYE_RULES)}")
   _check(c.search.compact_tree in COMPACT_TREES, "search.compact_tree", c.search.compact_tree,
          f"one of {', '.join(COMPACT_TREES)}")
   _check(c.train.optimizer in OPTIMIZERS, "train.optimizer", c.train.optimizer, f"one of {', '.join(OPTIMIZERS)}")
   go_only = (("search.random_symmetry", c.search.random_symmetry, c.search.random_symmetry),  # (field, value, set)
              ("train.augment", c.train.augment, c.train.augment),
              ("network.ownership", c.network.ownership, c.network.ownership != 0),
-             ("search.go_fill_eyes", c.search.go_fill_eyes, not c.search.go_fill_eyes))
+             ("search.go_fill_eyes", c.search.go_fill_eyes, not c.search.go_fill_eyes),
+             ("search.go_eyes", c.search.go_eyes, c.search.go_eyes != "simple"))
   for name, value, set_ in go_only:
     _check(not set_ or c.game in ("go9", "go"), name, value,
            f"only for Go (go9, go), not {c.game}")

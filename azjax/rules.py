@@ -16,6 +16,11 @@ The same MoGo rule has a second half: a playout never fills one of its own one-p
 `search.go_fill_eyes = False` applies it to the search too, so a group with two such eyes cannot
 kill itself: against GNU Go (docs/results/learning) the agent, behind, went on filling its own eyes
 after GNU Go passed. True (the default) leaves every legal move to the search (the papers).
+
+Which points are eyes, for both halves: `search.go_eyes = "simple"` (the default) counts every empty point
+whose neighbours are all the mover's stones, false eyes too, whose filling can be the only way to join and
+save a chain. `"true"` also asks the diagonals, as the playout policies of Pachi and minigo (`is_eyeish`) do:
+an opponent stone on a diagonal is a fault, the board's edge is one more, and two faults make no eye.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ import numpy as np
 import pgx
 
 
-from azjax.config import GO_PASS_RULES
+from azjax.config import GO_EYE_RULES, GO_PASS_RULES
 GO_SIZES = {"go9": 9, "go": 19}
 GO_KOMI = 7.5  # pgx's Go komi (games.make_env keeps pgx's default): black wins when its area - komi > white's
 
@@ -40,25 +45,33 @@ def masked_logits(logits: chex.Array, legal: chex.Array) -> chex.Array:
 
 
 @functools.cache
-def _neighbours(size: int) -> np.ndarray:
-  """[size^2, 4] the orthogonal neighbours of each point, -1 off the board."""
+def _neighbours(size: int, diagonal: bool = False) -> np.ndarray:
+  """[size^2, 4] the orthogonal (or the diagonal) neighbours of each point, -1 off the board."""
   out = np.full((size * size, 4), -1, np.int32)
+  steps = ((-1, -1), (-1, 1), (1, -1), (1, 1)) if diagonal else ((-1, 0), (1, 0), (0, -1), (0, 1))
   for p in range(size * size):
     r, c = divmod(p, size)
-    for k, (dr, dc) in enumerate(((-1, 0), (1, 0), (0, -1), (0, 1))):
+    for k, (dr, dc) in enumerate(steps):
       if 0 <= r + dr < size and 0 <= c + dc < size:
         out[p, k] = (r + dr) * size + c + dc
   return out
 
 
-def own_eyes(board: chex.Array, color: chex.Array, size: int) -> chex.Array:
-  """_unbatched_ [size^2] bool: empty points whose every on-board neighbour is a stone of `color`.
+def own_eyes(board: chex.Array, color: chex.Array, size: int, eyes: str = "simple") -> chex.Array:
+  """_unbatched_ [size^2] bool: empty points whose every on-board neighbour is a stone of `color`; with
+  `eyes="true"`, only those with fewer than two faults on their diagonals (an opponent stone each, and one
+  for the edge).
 
   `board` is pgx's (black > 0, white < 0, empty 0); `color` 0 is black, 1 white."""
-  nbr = jnp.asarray(_neighbours(size))
   sign = jnp.where(color == 0, 1, -1)
-  mine = jnp.concatenate([board * sign > 0, jnp.array([True])])[nbr]  # off-board (-1) reads the True
-  return (board == 0) & mine.all(axis=-1)
+  mine = jnp.concatenate([board * sign > 0, jnp.array([True])])[jnp.asarray(_neighbours(size))]  # off-board reads True
+  simple = (board == 0) & mine.all(axis=-1)
+  if eyes == "simple":
+    return simple
+  diagonal = jnp.asarray(_neighbours(size, diagonal=True))
+  theirs = jnp.concatenate([board * sign < 0, jnp.array([False])])[diagonal]
+  faults = theirs.sum(-1) + (diagonal < 0).any(-1)
+  return simple & (faults < 2)
 
 
 def area_ownership(board: chex.Array, size: int) -> chex.Array:
@@ -97,25 +110,29 @@ def black_margin(state: pgx.State, size: int, lead: chex.Array | None = None) ->
   return lead - GO_KOMI
 
 
-def searched_moves(state: pgx.State, size: int, go_pass: str, fill_eyes: bool) -> chex.Array:
+def searched_moves(state: pgx.State, size: int, go_pass: str, fill_eyes: bool, eyes: str = "simple") -> chex.Array:
   """_unbatched_ [A]: pgx's legal moves narrowed by the two halves of MoGo's rule, from one look at the
   mover's eyes. `fill_eyes=False`: no move into one of the mover's own one-point eyes. `go_pass="eyes"`: pass
   only once the opponent has just passed or every legal board move fills one of those eyes (so a move
-  always remains)."""
+  always remains). `eyes`: which points count as eyes (`own_eyes`)."""
   x = state._x  # pgx Go's game state (board, consecutive passes, colour)
   legal = state.legal_action_mask
-  board_moves = legal[:-1] & ~own_eyes(x.board, x.color, size)
+  board_moves = legal[:-1] & ~own_eyes(x.board, x.color, size, eyes)
   pass_ok = legal[-1] & ((x.consecutive_pass_count > 0) | ~board_moves.any()) if go_pass == "eyes" else legal[-1]
   return jnp.append(legal[:-1] if fill_eyes else board_moves, pass_ok)
 
 
-def make_legal_moves(game: str, go_pass: str = "pgx", fill_eyes: bool = True):
-  """`legal_moves(states [B]) -> [B, A] bool`: the moves search considers under `go_pass` and `fill_eyes`."""
+def make_legal_moves(game: str, go_pass: str = "pgx", fill_eyes: bool = True, eyes: str = "simple"):
+  """`legal_moves(states [B]) -> [B, A] bool`: the moves search considers under `go_pass`, `fill_eyes` and
+  `eyes`."""
   if go_pass not in GO_PASS_RULES:
     raise ValueError(f"go_pass={go_pass!r}: one of {', '.join(GO_PASS_RULES)}")
+  if eyes not in GO_EYE_RULES:
+    raise ValueError(f"eyes={eyes!r}: one of {', '.join(GO_EYE_RULES)}")
   if game not in GO_SIZES or (go_pass == "pgx" and fill_eyes):
     return lambda state: state.legal_action_mask
-  return jax.vmap(functools.partial(searched_moves, size=GO_SIZES[game], go_pass=go_pass, fill_eyes=fill_eyes))
+  return jax.vmap(functools.partial(searched_moves, size=GO_SIZES[game], go_pass=go_pass, fill_eyes=fill_eyes,
+                                    eyes=eyes))
 
 
 # How a finished game ended, one code per game (self-play's diagnostics count them).

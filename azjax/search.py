@@ -317,13 +317,13 @@ def make_recurrent_fn(env: pgx.Env, evaluate: Evaluate, legal_moves: LegalMoves,
 
 
 def make_search(env: pgx.Env, network: Network, config: SearchConfig, game: str, num_simulations: int | None = None):
-  """The network's search (self-play, agents, engines), `search.go_pass` and `go_fill_eyes` narrowing the
-  legal moves."""
+  """The network's search (self-play, agents, engines), `search.go_pass`, `go_fill_eyes` and `go_eyes` narrowing
+  the legal moves."""
   evaluate = network_evaluator(network)
   if config.random_symmetry:
     evaluate = symmetry.symmetric_evaluator(evaluate, rules.GO_SIZES[game])
-  return make_search_with(env, evaluate, config, rules.make_legal_moves(game, config.go_pass, config.go_fill_eyes),
-                          num_simulations or config.num_simulations, game)
+  legal_moves = rules.make_legal_moves(game, config.go_pass, config.go_fill_eyes, config.go_eyes)
+  return make_search_with(env, evaluate, config, legal_moves, num_simulations or config.num_simulations, game)
 
 
 def make_search_with(env: pgx.Env, evaluate: Evaluate, config: SearchConfig, legal_moves: LegalMoves,

@@ -1,6 +1,7 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 from azjax import rules
 from azjax.games import make_env
@@ -33,6 +34,26 @@ def test_own_eyes_are_empty_points_surrounded_by_the_movers_stones():
   board = board.at[jnp.array([79, 71])].set(-1)  # white stones around the corner point 80
   black, white = rules.own_eyes(board, jnp.int32(0), 9), rules.own_eyes(board, jnp.int32(1), 9)
   assert list(np.flatnonzero(black)) == [0] and list(np.flatnonzero(white)) == [80]
+
+
+def test_true_eyes_ask_the_diagonals_and_false_eyes_stay_fillable():
+  """search.go_eyes="true" (Pachi's and minigo's playout eye): an opponent stone on a diagonal is a fault, the
+  edge one more, and two faults make a false eye, which the eye rule leaves to the search."""
+  center, edge, corner = 40, 4, 0  # (4,4), (0,4), (0,0) on 9x9
+  board = jnp.zeros(81, jnp.int32).at[jnp.array([31, 39, 41, 49, 3, 5, 13, 1, 9])].set(1)  # black around all three
+  black = lambda b, eyes: np.flatnonzero(rules.own_eyes(b, jnp.int32(0), 9, eyes)).tolist()
+  assert black(board, "simple") == black(board, "true") == [corner, edge, center]
+  one_fault = board.at[30].set(-1)  # one white diagonal of the centre point: still an eye
+  assert black(one_fault, "true") == [corner, edge, center]
+  false = board.at[jnp.array([30, 50, 12, 10])].set(-1)  # two at the centre; one each at the edge and the corner
+  assert black(false, "simple") == [corner, edge, center] and black(false, "true") == []
+  # The eye rule with true eyes: black may fill the false eye at the centre and not a true one.
+  state = _play([31, 30, 39, 50, 41, 80, 49, 79, 1, 78, 9, 77])  # black to move: around 40 (white at 30, 50) and 0
+  simple = rules.make_legal_moves("go9", "pgx", fill_eyes=False)(state)[0]
+  true = rules.make_legal_moves("go9", "pgx", fill_eyes=False, eyes="true")(state)[0]
+  assert not bool(simple[center]) and bool(true[center]) and not bool(true[corner]) and not bool(simple[corner])
+  with pytest.raises(ValueError, match="eyes='real': one of simple, true"):
+    rules.make_legal_moves("go9", "eyes", eyes="real")
 
 
 def test_pass_allowed_once_only_eye_filling_moves_remain():
