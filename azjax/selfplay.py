@@ -119,7 +119,9 @@ def chunk_metrics(moves: Move, outcomes: Outcome, axis_name: str | None = None) 
   for lo, hi in zip(STAGES, (*STAGES[1:], None)):
     stage = (moves.ply >= lo) & ((moves.ply < hi) if hi else True)
     m[f"pass_rate_{lo}_{hi or 'end'}"] = psum((stage & moves.is_pass).sum()) / jnp.maximum(psum(stage.sum()), 1)
-  m["eye_fill_rate"] = per_move(moves.fills_eye)  # Go: a side that kills its own groups (search.go_fill_eyes)
+  # Go: a side that kills its own groups (search.go_fill_eyes). Simple eyes under every search.go_eyes, so the
+  # figure compares across runs (with go_eyes=true it counts the false eyes the rule leaves fillable).
+  m["eye_fill_rate"] = per_move(moves.fills_eye)
   return m
 
 
