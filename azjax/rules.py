@@ -57,6 +57,11 @@ def _neighbours(size: int, diagonal: bool = False) -> np.ndarray:
   return out
 
 
+def _around(points: chex.Array, neighbours: np.ndarray, off_board: bool) -> chex.Array:
+  """[size^2, 4] `points` [size^2] bool read at each point's `neighbours` (`_neighbours`), `off_board` past the edge."""
+  return jnp.append(points, off_board)[jnp.asarray(neighbours)]
+
+
 def own_eyes(board: chex.Array, color: chex.Array, size: int, eyes: str = "simple") -> chex.Array:
   """_unbatched_ [size^2] bool: empty points whose every on-board neighbour is a stone of `color`; with
   `eyes="true"`, only those with fewer than two faults on their diagonals (an opponent stone each, and one
@@ -64,13 +69,11 @@ def own_eyes(board: chex.Array, color: chex.Array, size: int, eyes: str = "simpl
 
   `board` is pgx's (black > 0, white < 0, empty 0); `color` 0 is black, 1 white."""
   sign = jnp.where(color == 0, 1, -1)
-  mine = jnp.concatenate([board * sign > 0, jnp.array([True])])[jnp.asarray(_neighbours(size))]  # off-board reads True
-  simple = (board == 0) & mine.all(axis=-1)
+  simple = (board == 0) & _around(board * sign > 0, _neighbours(size), True).all(axis=-1)
   if eyes == "simple":
     return simple
-  diagonal = jnp.asarray(_neighbours(size, diagonal=True))
-  theirs = jnp.concatenate([board * sign < 0, jnp.array([False])])[diagonal]
-  faults = theirs.sum(-1) + (diagonal < 0).any(-1)
+  diagonal = _neighbours(size, diagonal=True)
+  faults = _around(board * sign < 0, diagonal, False).sum(-1) + (diagonal < 0).any(-1)
   return simple & (faults < 2)
 
 
@@ -78,11 +81,11 @@ def area_ownership(board: chex.Array, size: int) -> chex.Array:
   """_unbatched_ [size^2] float32: who owns each point under Tromp-Taylor area counting, pgx's scoring:
   +1 black (its stone, or an empty point from which only black stones can be reached through empty
   points), -1 white, 0 neither. Black's area minus white's is `sum()`. `board` is pgx's (black > 0)."""
-  nbr = jnp.asarray(_neighbours(size))
+  nbr = _neighbours(size)
   empty = board == 0
 
   def spread(reach):  # one more step through empty points
-    return reach | (empty & jnp.concatenate([reach, jnp.array([False])])[nbr].any(-1))
+    return reach | (empty & _around(reach, nbr, False).any(-1))
 
   def fill(reach):
     return jax.lax.while_loop(lambda c: (c[0] != c[1]).any(), lambda c: (c[1], spread(c[1])),
