@@ -6,21 +6,21 @@ On 9x9 with komi 7.5 a board with no agent stone left counts B+73.5 (agent white
 
 import csv
 import math
-import re
 import sys
 
-WIPED = {"0": 88.5, "1": 73.5}  # agent colour (0 black, 1 white): GNU Go's margin when every agent stone died
+from azjax.engines.match import GameOutcome, agent_margin
+
+WIPED = {0: 88.5, 1: 73.5}  # agent colour (0 black, 1 white): GNU Go's margin when every agent stone died
 
 
 def margins(directory):
+  """[(the agent's margin by GNU Go's count, whether every agent stone died)] for the counted games of a match."""
   out = []
   for row in csv.DictReader(open(f"{directory}/results.csv")):
-    count = re.search(r"count ([BW])\+([\d.]+)", row["reason"])
-    if not count:  # aborted, or not a counted ending
-      continue
-    agent_won = (count.group(1) == "B") == (row["agent_colour"] == "0")
-    margin = float(count.group(2))
-    out.append((margin if agent_won else -margin, not agent_won and margin == WIPED[row["agent_colour"]]))
+    colour = int(row["agent_colour"])
+    margin = agent_margin(GameOutcome(int(row["game"]), colour, None, row["reason"], [], 0.0))
+    if margin is not None:  # aborted, or not a counted ending
+      out.append((margin, margin == -WIPED[colour]))
   return out
 
 
