@@ -81,8 +81,8 @@ class SearchConfig:
   go_fill_eyes: bool = True
   # Go only: which points go_pass=eyes and go_fill_eyes count as one's own eyes: simple (every neighbour one's
   # own stone, false eyes too) | true (also at most one fault on the diagonals: Pachi's and minigo's playouts).
-  # Trained on go9 with go_fill_eyes=false: 0.73 and 0.55 head to head against the run without the rule, where
-  # simple eyes lost 0.16; no closer to GNU Go (docs/results/learning, section 21).
+  # Trained on go9 with go_fill_eyes=false: 0.73 and 0.78 head to head against the run without the rule (two
+  # seeds, paired), where simple eyes lost 0.16; on in go9's cpu preset (docs/results/learning, sections 21, 23).
   go_eyes: str = "simple"
   random_symmetry: bool = False  # Go only: each evaluation sees a random rotation/reflection [AGZ] (symmetry.py)
   gumbel_scale: float = 1.0  # gumbel only

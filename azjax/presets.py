@@ -142,6 +142,15 @@ _CPU_RESIGN = {"go9": dict(resign=True)}
 # 10). `--set network.ownership=0` for the papers' network. Unmeasured on 19x19, so off there.
 _CPU_OWNERSHIP = {"go9": 1.5}
 
+# MoGo's eye rule in training, with Pachi's and minigo's true eye (search.go_fill_eyes=false, search.go_eyes=true:
+# no search fills its own true eye, and pass is open once only such moves remain), on KataGo's global pooling, for
+# go9. Paired runs on one machine, two seeds, step 1200, against the same config without the rule: 47-17 and 50-14
+# head to head; GNU Go level 1, 40 games each, as trained: -55.1 against -81.0 (20 games) and -50.1 against -74.5
+# (docs/results/learning, sections 21 and 23). Global pooling alone gained nothing (section 15); it stays because
+# every run that measured the rule had it. Simple eyes, the rule's first form, lost 10-54 (section 10).
+_CPU_GO_EYES = {"go9": dict(go_fill_eyes=False, go_eyes="true")}
+_CPU_GLOBAL_POOLING = ("go9",)
+
 
 # A discount on values (search.discount, config.py) for shogi: the run with 0.99 scored 114-9-5 (0.926) against
 # uniform random over 128 games at its step 300 (108-9-11, 0.879, at step 200), where the same preset and seed
@@ -164,9 +173,10 @@ def _cpu(game: str) -> Config:
   return Config(
       game=game,
       network=NetworkConfig(blocks=blocks, channels=channels, value_hidden=channels * 2,
-                            ownership=_CPU_OWNERSHIP.get(game, 0.0)),
+                            ownership=_CPU_OWNERSHIP.get(game, 0.0), global_pooling=game in _CPU_GLOBAL_POOLING),
       search=SearchConfig(**dict(PAPER_SEARCH, algorithm="gumbel", num_simulations=sims,
-                                 go_pass=_GO_PASS.get(game, "pgx"), discount=_CPU_DISCOUNT.get(game, 1.0))),
+                                 go_pass=_GO_PASS.get(game, "pgx"), discount=_CPU_DISCOUNT.get(game, 1.0),
+                                 **_CPU_GO_EYES.get(game, {}))),
       selfplay=SelfPlayConfig(batch_size=games, chunk_plies=16,
                               temperature_plies=_CPU_TEMPERATURE_PLIES.get(game, PAPER_TEMPERATURE_PLIES),
                               **_CPU_PLAYOUT_CAP.get(game, {}), **_CPU_RESIGN.get(game, {})),
