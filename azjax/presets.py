@@ -145,7 +145,7 @@ _CPU_OWNERSHIP = {"go9": 1.5}
 # MoGo's eye rule in training, with Pachi's and minigo's true eye (search.go_fill_eyes=false, search.go_eyes=true:
 # no search fills its own true eye, and pass is open once only such moves remain), on KataGo's global pooling, for
 # go9. Paired runs on one machine, two seeds, step 1200, against the same config without the rule: 47-17 and 50-14
-# head to head; GNU Go level 1, 40 games each, as trained: -55.1 against -81.0 (20 games) and -50.1 against -74.5
+# head to head; GNU Go level 1, 40 games each, as trained: -55.1 against -79.2 and -50.1 against -74.5
 # (docs/results/learning, sections 21 and 23). Global pooling alone gained nothing (section 15); it stays because
 # every run that measured the rule had it. Simple eyes, the rule's first form, lost 10-54 (section 10).
 _CPU_GO_EYES = {"go9": dict(go_fill_eyes=False, go_eyes="true")}
