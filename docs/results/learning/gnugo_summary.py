@@ -18,16 +18,16 @@ WIPED = {0: 88.5, 1: 73.5}  # agent colour (0 black, 1 white): GNU Go's margin w
 
 def margins(directory):
   """[(the agent's margin by GNU Go's count, whether every agent stone died)] for the counted games of a match."""
-  if os.path.exists(f"{directory}/margins.txt"):  # an older match: its re-count
-    rows = csv.DictReader(line for line in open(f"{directory}/margins.txt") if not line.startswith("#"))
-    return [(float(r["agent_margin"]), float(r["agent_margin"]) == -WIPED[r["agent_colour"] == "white"])
-            for r in rows if r["agent_margin"] not in ("", "None")]
   out = []
   for row in csv.DictReader(open(f"{directory}/results.csv")):
     colour = int(row["agent_colour"])
     margin = agent_margin(GameOutcome(int(row["game"]), colour, None, row["reason"], [], 0.0))
     if margin is not None:  # aborted, or not a counted ending
       out.append((margin, margin == -WIPED[colour]))
+  if not out and os.path.exists(f"{directory}/margins.txt"):  # an older match, no count in its results: the re-count
+    rows = csv.DictReader(line for line in open(f"{directory}/margins.txt") if not line.startswith("#"))
+    out = [(float(r["agent_margin"]), float(r["agent_margin"]) == -WIPED[r["agent_colour"] == "white"])
+           for r in rows if r["agent_margin"] not in ("", "None")]
   return out
 
 
