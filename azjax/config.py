@@ -61,6 +61,12 @@ class NetworkConfig:
   # Information then crosses the board in one block (a material count in chess, a whole-board score in
   # Go). False = the papers' network.
   global_pooling: bool = False
+  # Go only: three more input planes, a 1 where a stone's chain has exactly 1, 2 or 3 liberties (KataGo's
+  # game-specific input features, Wu 2019, arXiv:1902.10565, appendix A; AlphaGo's liberty planes, Silver et al.
+  # 2016, Extended Data Table 2). Computed from the observation's current stones inside the network, so replay,
+  # search and engines are unchanged. A 3x3 convolutional net counts the liberties of a large chain only slowly
+  # (KataGo's author: "pretty difficult for a neural net"). False = the papers' input (AlphaGo Zero: stones only).
+  liberties: bool = False
 
 
 @_section
@@ -345,7 +351,8 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
              ("train.augment", c.train.augment, c.train.augment),
              ("network.ownership", c.network.ownership, c.network.ownership != 0),
              ("search.go_fill_eyes", c.search.go_fill_eyes, not c.search.go_fill_eyes),
-             ("search.go_eyes", c.search.go_eyes, c.search.go_eyes != "simple"))
+             ("search.go_eyes", c.search.go_eyes, c.search.go_eyes != "simple"),
+             ("network.liberties", c.network.liberties, c.network.liberties))
   for name, value, set_ in go_only:
     _check(not set_ or c.game in ("go9", "go"), name, value,
            f"only for Go (go9, go), not {c.game}")

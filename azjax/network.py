@@ -5,7 +5,8 @@ norm, a policy head over every pgx action and a tanh value head. `f(s) = (p, v)`
 with `v` the expected outcome for the player to move. With `config.ownership` (Go), a 1x1
 convolution of the trunk also predicts who owns each point at the end (KataGo's auxiliary target);
 with `config.moves_left`, a head like the value head predicts the plies left to the end (Lc0's
-moves-left head); with `config.global_pooling`, KataGo's global pooling in every block and in those two heads.
+moves-left head); with `config.global_pooling`, KataGo's global pooling in every block and in those two heads; with
+`config.liberties` (Go), KataGo's liberty planes join the input.
 Training reads every head through `apply_heads`; search reads the moves left only.
 """
 
@@ -18,6 +19,7 @@ import haiku as hk
 import jax
 import jax.numpy as jnp
 
+from azjax import rules
 from azjax.config import NetworkConfig
 
 
@@ -71,6 +73,8 @@ def make_network(config: NetworkConfig, num_actions: int, axis_name: str | None 
 
   def forward(obs, is_training):
     x = obs if jnp.issubdtype(obs.dtype, jnp.floating) else obs.astype(jnp.float32)
+    if config.liberties:  # Go: KataGo's liberty planes beside pgx's
+      x = jnp.concatenate([x, rules.go_liberty_planes(x).astype(x.dtype)], axis=-1)
     x = jax.nn.relu(_batch_norm(axis_name)(_conv(config.channels, 3)(x), is_training))
     for _ in range(config.blocks):
       y = jax.nn.relu(_batch_norm(axis_name)(_conv(config.channels, 3)(x), is_training))

@@ -77,6 +77,40 @@ def own_eyes(board: chex.Array, color: chex.Array, size: int, eyes: str = "simpl
   return simple & (faults < 2)
 
 
+def liberty_planes(mine: chex.Array, theirs: chex.Array, size: int) -> chex.Array:
+  """_unbatched_ [size^2, 3] float32: 1 where a stone's chain has exactly 1, 2 or 3 liberties (KataGo's input
+  features; either colour: the network sees whose stone it is in its own planes). `mine`, `theirs` [size^2] bool.
+
+  Chains by label propagation: each stone takes the smallest label among itself and its same-colour neighbours,
+  and then its label's label (pointer jumping), until nothing changes; a label is always a point of the chain.
+  A chain's liberties are the empty points next to any of its stones."""
+  nbr = jnp.asarray(_neighbours(size))
+  points = size * size
+  colour = mine.astype(jnp.int32) + 2 * theirs.astype(jnp.int32)  # 0 empty, 1 mine, 2 theirs
+  stone = colour > 0
+  same = (jnp.append(colour, -1)[nbr] == colour[:, None]) & stone[:, None]  # [N, 4] a same-colour neighbour
+
+  def step(label):
+    around = jnp.where(same, jnp.append(label, points)[nbr], points).min(-1)
+    label = jnp.where(stone, jnp.minimum(label, around), points)
+    return jnp.where(stone, label[jnp.minimum(label, points - 1)], points)
+
+  label0 = jnp.where(stone, jnp.arange(points), points)
+  label = jax.lax.while_loop(lambda c: (c[0] != c[1]).any(), lambda c: (c[1], step(c[1])), (label0, step(label0)))[1]
+  touches = (jnp.append(label, -1)[nbr][None, :, :] == label[:, None, None]).any(-1)  # [stone p, point e]
+  liberties = (touches & ~stone[None, :]).sum(-1)
+  return (stone[:, None] & (liberties[:, None] == jnp.arange(1, 4))).astype(jnp.float32)
+
+
+def go_liberty_planes(obs: chex.Array) -> chex.Array:
+  """[B, H, W, 3] `liberty_planes` of pgx Go observations [B, H, W, C], whose planes 0 and 1 hold the mover's
+  and the opponent's stones now."""
+  batch, size = obs.shape[0], obs.shape[1]
+  flat = obs.reshape(batch, size * size, -1)
+  planes = jax.vmap(functools.partial(liberty_planes, size=size))(flat[..., 0] > 0.5, flat[..., 1] > 0.5)
+  return planes.reshape(batch, size, size, 3)
+
+
 def area_ownership(board: chex.Array, size: int) -> chex.Array:
   """_unbatched_ [size^2] float32: who owns each point under Tromp-Taylor area counting, pgx's scoring:
   +1 black (its stone, or an empty point from which only black stones can be reached through empty

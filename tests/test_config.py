@@ -50,6 +50,7 @@ def test_overrides_parse_types():
     ("network.ownership=1.5", "network.ownership"),  # Go only
     ("search.go_fill_eyes=false", "search.go_fill_eyes"),  # Go only
     ("search.go_eyes=true", "search.go_eyes"),  # Go only
+    ("network.liberties=true", "network.liberties"),  # Go only
     ("run.eval_engine_games=2", "run.eval_engine_games"),  # no engine plays tic-tac-toe
     ("run.eval_engine_games=-1", "run.eval_engine_games"),
     ("train.augment=true", "train.augment"),  # Go only

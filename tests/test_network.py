@@ -95,3 +95,24 @@ def test_global_pooling_carries_a_corner_across_the_board_in_one_block():
     linears = [k for k in params if "linear" in k]
     assert len(linears) == 3 + (1 if pooling else 0)  # policy, value's two; one per block with pooling
   assert far[False] == 0.0 and far[True] > 1e-4
+
+
+
+def test_liberty_planes_carry_a_chains_liberties_along_it_in_one_block():
+  """`network.liberties` (KataGo's input planes): a white stone at one end of a black chain along the top edge
+  takes its third-last liberty, and with the planes the trunk at the chain's other end, 8 points away, knows it
+  after one block (seen through the per-point ownership head); without them the stem and one block reach 3 points."""
+  env = make_env("go9")
+  obs = jnp.zeros((1, 9, 9, 17), jnp.float32).at[0, 0, :, 0].set(1.0)  # the mover's chain: the whole top row
+  obs = obs.at[0, 1, :6, 1].set(1.0)  # the opponent under its first six: liberties (1, 6), (1, 7), (1, 8)
+  moved = obs.at[0, 1, 8, 1].set(1.0)  # one more: two liberties
+  near = {}
+  for liberties in (False, True):
+    net = make_network(NetworkConfig(blocks=1, channels=8, value_hidden=8, ownership=1.0, liberties=liberties),
+                       env.num_actions)
+    params, bn_state = net.init(jax.random.PRNGKey(1), obs)
+    stem = [v["w"] for k, v in params.items() if k.endswith("conv2_d")][0]
+    assert stem.shape[2] == 17 + (3 if liberties else 0)
+    own = lambda o: net.apply_heads(params, bn_state, o, False)[0].ownership.reshape(-1, 9, 9)
+    near[liberties] = float(jnp.max(jnp.abs(own(moved)[:, :2, :3] - own(obs)[:, :2, :3])))
+  assert near[False] == 0.0 and near[True] > 1e-4

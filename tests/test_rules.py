@@ -119,3 +119,54 @@ def test_area_ownership_of_a_hand_made_board():
   own = np.asarray(rules.area_ownership(jnp.asarray(board.reshape(-1)), 9)).reshape(9, 9)
   assert (own[:, :3] == 1).all() and (own[:, 6:] == -1).all() and own[4, 4] == -1
   assert (own[:, 3:6][board[:, 3:6] == 0] == 0).all()
+
+
+def _liberties_by_flood_fill(board, size):
+  """The reference: each stone's chain's liberty count by a plain flood fill (0 on empty points)."""
+  out = np.zeros(size * size, np.int64)
+  for p in np.flatnonzero(board):
+    chain, todo, libs = {p}, [p], set()
+    while todo:
+      r, c = divmod(todo.pop(), size)
+      for rr, cc in ((r - 1, c), (r + 1, c), (r, c - 1), (r, c + 1)):
+        q = rr * size + cc
+        if 0 <= rr < size and 0 <= cc < size:
+          if board[q] == 0:
+            libs.add(q)
+          elif board[q] == board[p] and q not in chain:
+            chain.add(q)
+            todo.append(q)
+    out[p] = len(libs)
+  return out
+
+
+@pytest.mark.parametrize("game,size,plies", [("go9", 9, 70), ("go", 19, 250)])
+def test_liberty_planes_match_a_flood_fill_on_random_games(game, size, plies):
+  """network.liberties (KataGo's input planes): 1, 2 or 3 liberties per stone, either colour, from the observation
+  the network sees, equal to a flood fill of pgx's board, snakes and captures included."""
+  env, n = make_env(game), 6
+  state = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(3), n))
+  step, key = jax.jit(jax.vmap(env.step)), jax.random.PRNGKey(4)
+  for _ in range(plies):
+    key, k = jax.random.split(key)
+    state = step(state, jax.random.categorical(k, jnp.where(state.legal_action_mask, 0.0, -jnp.inf).at[:, -1].add(-9.)))
+  planes = np.asarray(rules.go_liberty_planes(state.observation.astype(jnp.float32))).reshape(n, size * size, 3)
+  boards = np.sign(np.asarray(state._x.board))
+  counts = 0
+  for b in range(n):
+    want = _liberties_by_flood_fill(boards[b], size)
+    np.testing.assert_array_equal(planes[b], np.stack([want == k for k in (1, 2, 3)], -1).astype(np.float32))
+    counts += np.bincount(want[boards[b] != 0], minlength=5)[1:4]
+  assert (counts > 0).all()  # every plane was exercised
+
+
+def test_liberty_planes_of_a_hand_made_board():
+  """A ring of black stones around one empty point with white pressing it: the ring counts its inside and
+  outside liberties once each."""
+  board = np.zeros((9, 9), np.int32)
+  board[0, 0:3] = 1; board[1, 0] = 1; board[1, 2] = 1; board[2, 0:3] = 1  # black ring around (1, 1)
+  board[3, 0:3] = -1; board[0:3, 3] = -1  # white below and beside it: only (1, 1) stays free
+  mine, theirs = jnp.asarray(board.reshape(-1) == 1), jnp.asarray(board.reshape(-1) == -1)
+  planes = np.asarray(rules.liberty_planes(mine, theirs, 9)).reshape(9, 9, 3)
+  assert (planes[..., 0][board == 1] == 1).all()  # black: one liberty, the eye
+  assert planes[3, 0].tolist() == [0, 0, 0] and planes[1, 1].tolist() == [0, 0, 0]  # white: more than 3; empty
