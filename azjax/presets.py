@@ -151,6 +151,13 @@ _CPU_OWNERSHIP = {"go9": 1.5}
 _CPU_GO_EYES = {"go9": dict(go_fill_eyes=False, go_eyes="true")}
 _CPU_GLOBAL_POOLING = ("go9",)
 
+# KataGo's liberty input planes (network.liberties; Wu 2019, appendix A) for go9, where the agent's groups died
+# against GNU Go. Paired runs on one machine, two seeds, step 1200, against the same config without them: 60-4 and
+# 57-7 head to head (54-10 and 45-19 from their step 1100, at equal CPU time: the planes cost about 10% of it); GNU Go
+# level 1, 40 games each: -33.0 with 10 wins against -55.1 with 2, and -23.4 with 10 wins against -50.1 with 3
+# (docs/results/learning, section 24). Unmeasured on 19x19, so off there.
+_CPU_LIBERTIES = ("go9",)
+
 
 # A discount on values (search.discount, config.py) for shogi: the run with 0.99 scored 114-9-5 (0.926) against
 # uniform random over 128 games at its step 300 (108-9-11, 0.879, at step 200), where the same preset and seed
@@ -173,7 +180,8 @@ def _cpu(game: str) -> Config:
   return Config(
       game=game,
       network=NetworkConfig(blocks=blocks, channels=channels, value_hidden=channels * 2,
-                            ownership=_CPU_OWNERSHIP.get(game, 0.0), global_pooling=game in _CPU_GLOBAL_POOLING),
+                            ownership=_CPU_OWNERSHIP.get(game, 0.0), global_pooling=game in _CPU_GLOBAL_POOLING,
+                            liberties=game in _CPU_LIBERTIES),
       search=SearchConfig(**dict(PAPER_SEARCH, algorithm="gumbel", num_simulations=sims,
                                  go_pass=_GO_PASS.get(game, "pgx"), discount=_CPU_DISCOUNT.get(game, 1.0),
                                  **_CPU_GO_EYES.get(game, {}))),
