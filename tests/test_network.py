@@ -97,7 +97,6 @@ def test_global_pooling_carries_a_corner_across_the_board_in_one_block():
   assert far[False] == 0.0 and far[True] > 1e-4
 
 
-
 def test_liberty_planes_carry_a_chains_liberties_along_it_in_one_block():
   """`network.liberties` (KataGo's input planes): a white stone at one end of a black chain along the top edge
   takes its third-last liberty, and with the planes the trunk at the chain's other end, 8 points away, knows it

@@ -161,8 +161,8 @@ def test_liberty_planes_match_a_flood_fill_on_random_games(game, size, plies):
 
 
 def test_liberty_planes_of_a_hand_made_board():
-  """A ring of black stones around one empty point with white pressing it: the ring counts its inside and
-  outside liberties once each."""
+  """A ring of black stones around one empty point, its outside filled by white: the whole ring is one chain with
+  one liberty, its eye, counted once though four of its stones touch it."""
   board = np.zeros((9, 9), np.int32)
   board[0, 0:3] = 1; board[1, 0] = 1; board[1, 2] = 1; board[2, 0:3] = 1  # black ring around (1, 1)
   board[3, 0:3] = -1; board[0:3, 3] = -1  # white below and beside it: only (1, 1) stays free
