@@ -57,9 +57,14 @@ def _neighbours(size: int, diagonal: bool = False) -> np.ndarray:
   return out
 
 
-def _around(points: chex.Array, neighbours: np.ndarray, off_board: bool) -> chex.Array:
-  """[size^2, 4] `points` [size^2] bool read at each point's `neighbours` (`_neighbours`), `off_board` past the edge."""
+def _around(points: chex.Array, neighbours: np.ndarray, off_board) -> chex.Array:
+  """[size^2, 4] `points` [size^2] read at each point's `neighbours` (`_neighbours`), `off_board` past the edge."""
   return jnp.append(points, off_board)[jnp.asarray(neighbours)]
+
+
+def _fixpoint(step, x: chex.Array) -> chex.Array:
+  """`step` applied to `x` until nothing changes."""
+  return jax.lax.while_loop(lambda c: (c[0] != c[1]).any(), lambda c: (c[1], step(c[1])), (x, step(x)))[1]
 
 
 def own_eyes(board: chex.Array, color: chex.Array, size: int, eyes: str = "simple") -> chex.Array:
@@ -83,22 +88,21 @@ def liberty_planes(mine: chex.Array, theirs: chex.Array, size: int) -> chex.Arra
 
   Chains by label propagation: each stone takes the smallest label among itself and its same-colour neighbours,
   and then its label's label (pointer jumping), until nothing changes; a label is always a point of the chain.
-  A chain's liberties are the empty points next to any of its stones."""
-  nbr = jnp.asarray(_neighbours(size))
+  Each empty point then adds one liberty to each distinct chain beside it."""
+  nbr = _neighbours(size)
   points = size * size
   colour = mine.astype(jnp.int32) + 2 * theirs.astype(jnp.int32)  # 0 empty, 1 mine, 2 theirs
   stone = colour > 0
-  same = (jnp.append(colour, -1)[nbr] == colour[:, None]) & stone[:, None]  # [N, 4] a same-colour neighbour
+  same = (_around(colour, nbr, -1) == colour[:, None]) & stone[:, None]  # [N, 4] a same-colour neighbour
 
   def step(label):
-    around = jnp.where(same, jnp.append(label, points)[nbr], points).min(-1)
-    label = jnp.where(stone, jnp.minimum(label, around), points)
+    label = jnp.where(stone, jnp.minimum(label, jnp.where(same, _around(label, nbr, points), points).min(-1)), points)
     return jnp.where(stone, label[jnp.minimum(label, points - 1)], points)
 
-  label0 = jnp.where(stone, jnp.arange(points), points)
-  label = jax.lax.while_loop(lambda c: (c[0] != c[1]).any(), lambda c: (c[1], step(c[1])), (label0, step(label0)))[1]
-  touches = (jnp.append(label, -1)[nbr][None, :, :] == label[:, None, None]).any(-1)  # [stone p, point e]
-  liberties = (touches & ~stone[None, :]).sum(-1)
+  label = _fixpoint(step, jnp.where(stone, jnp.arange(points), points))  # empty points: label `points`
+  beside = _around(label, nbr, points)  # [N, 4] the chains next to each point
+  distinct = jnp.stack([~(beside[:, k, None] == beside[:, :k]).any(-1) for k in range(4)], -1)
+  liberties = jnp.zeros(points + 1, jnp.int32).at[beside].add(~stone[:, None] & distinct & (beside < points))[label]
   return (stone[:, None] & (liberties[:, None] == jnp.arange(1, 4))).astype(jnp.float32)
 
 
@@ -121,11 +125,7 @@ def area_ownership(board: chex.Array, size: int) -> chex.Array:
   def spread(reach):  # one more step through empty points
     return reach | (empty & _around(reach, nbr, False).any(-1))
 
-  def fill(reach):
-    return jax.lax.while_loop(lambda c: (c[0] != c[1]).any(), lambda c: (c[1], spread(c[1])),
-                              (reach, spread(reach)))[1]
-
-  black, white = fill(board > 0), fill(board < 0)
+  black, white = _fixpoint(spread, board > 0), _fixpoint(spread, board < 0)
   return (black & ~white).astype(jnp.float32) - (white & ~black).astype(jnp.float32)
 
 
