@@ -14,7 +14,9 @@ os.environ.setdefault("JAX_COMPILATION_CACHE_MAX_SIZE", str(4 << 30))
 import jax  # noqa: E402  (after the cache settings, which jax reads when imported)
 import pytest
 
-sys.path.insert(0, os.path.dirname(__file__))  # for minimax.py
+sys.path.insert(0, os.path.dirname(__file__))  # for minimax.py and crashes.py
+
+from crashes import pytest_handlecrashitem  # noqa: E402,F401  (a hook: a worker lost to a native crash)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
