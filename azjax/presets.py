@@ -198,9 +198,8 @@ def _cpu(game: str) -> Config:
       replay=ReplayConfig(window=window),
       train=TrainConfig(**dict(PAPER_TRAIN, batch_size=batch, learning_rate=lr, lr_boundaries=()),
                         updates_per_step=updates, num_steps=steps, augment=game in GO_SIZES),
-      run=RunConfig(log_every=10, checkpoint_every=100, eval_every=_CPU_EVAL_EVERY.get(game, 100), eval_games=32,
-                    eval_pool=1,
-                    eval_mcts_simulations=_SMALL_MCTS_ANCHOR.get(game, 0)),
+      run=RunConfig(log_every=10, checkpoint_every=100, eval_every=_CPU_EVAL_EVERY.get(game, 100),
+                    eval_games=32, eval_pool=1, eval_mcts_simulations=_SMALL_MCTS_ANCHOR.get(game, 0)),
   )
 
 
