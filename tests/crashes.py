@@ -1,9 +1,10 @@
 """A test whose xdist worker dies of a native crash runs once more, on a fresh worker; a second crash fails it.
 
-CI once lost a worker to a fatal signal (most likely native, in XLA:CPU) in a tic-tac-toe train-step test that passed alone 3 of 3
-times and in 6 earlier full runs (jax's CPU executables have known native crashes, e.g. jax-ml/jax#28908). A crash
-is still reported: the worker's fatal-error dump stays in the output and the summary counts a "rerun"; a test that
-crashes its worker twice fails as before. Loaded by conftest.py; with -p crashes in any pytest run.
+CI once lost a worker to a fatal signal (most likely native, in XLA:CPU) in a tic-tac-toe train-step test that
+passed alone 3 of 3 times and in 6 earlier full runs (jax's CPU executables have known native crashes, e.g.
+jax-ml/jax#28908). A crash is still reported: the worker's fatal-error dump stays in the output and the summary
+counts a "rerun"; a test that crashes its worker twice fails as before. Loaded by conftest.py; with -p crashes in
+any pytest run.
 """
 import pytest
 
