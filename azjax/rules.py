@@ -96,7 +96,8 @@ def liberty_planes(mine: chex.Array, theirs: chex.Array, size: int) -> chex.Arra
   same = (_around(colour, nbr, -1) == colour[:, None]) & stone[:, None]  # [N, 4] a same-colour neighbour
 
   def step(label):
-    label = jnp.where(stone, jnp.minimum(label, jnp.where(same, _around(label, nbr, points), points).min(-1)), points)
+    around = jnp.where(same, _around(label, nbr, points), points).min(-1)  # the smallest same-colour neighbour
+    label = jnp.where(stone, jnp.minimum(label, around), points)
     return jnp.where(stone, label[jnp.minimum(label, points - 1)], points)
 
   label = _fixpoint(step, jnp.where(stone, jnp.arange(points), points))  # empty points: label `points`
