@@ -67,6 +67,10 @@ class NetworkConfig:
   # search and engines are unchanged. A 3x3 convolutional net counts the liberties of a large chain only slowly
   # (KataGo's author: "pretty difficult for a neural net"). False = the papers' input (AlphaGo Zero: stones only).
   liberties: bool = False
+  # Chess only: four more input planes, the squares each side attacks and each side's pieces en prise
+  # (chess_features.py; Giraffe's attack and defend maps, Lai 2015, arXiv:1509.01549). Computed from the
+  # observation inside the network, as the liberties are. False = the papers' input.
+  attacks: bool = False
 
 
 @_section
@@ -356,6 +360,8 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
   for name, value, set_ in go_only:
     _check(not set_ or c.game in ("go9", "go"), name, value,
            f"only for Go (go9, go), not {c.game}")
+  _check(not c.network.attacks or c.game == "chess", "network.attacks", c.network.attacks,
+         f"only for chess, not {c.game}")
   _check(c.train.update_loop in UPDATE_LOOPS, "train.update_loop", c.train.update_loop,
          f"one of {', '.join(UPDATE_LOOPS)}")
   _check(c.network.inference_dtype in INFERENCE_DTYPES, "network.inference_dtype", c.network.inference_dtype,

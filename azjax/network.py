@@ -6,7 +6,7 @@ with `v` the expected outcome for the player to move. With `config.ownership` (G
 convolution of the trunk also predicts who owns each point at the end (KataGo's auxiliary target);
 with `config.moves_left`, a head like the value head predicts the plies left to the end (Lc0's
 moves-left head); with `config.global_pooling`, KataGo's global pooling in every block and in those two heads; with
-`config.liberties` (Go), KataGo's liberty planes join the input.
+`config.liberties` (Go), KataGo's liberty planes join the input; with `config.attacks` (chess), attack planes.
 Training reads every head through `apply_heads`; search reads the moves left only.
 """
 
@@ -19,7 +19,7 @@ import haiku as hk
 import jax
 import jax.numpy as jnp
 
-from azjax import rules
+from azjax import chess_features, rules
 from azjax.config import NetworkConfig
 
 
@@ -75,6 +75,8 @@ def make_network(config: NetworkConfig, num_actions: int, axis_name: str | None 
     x = obs if jnp.issubdtype(obs.dtype, jnp.floating) else obs.astype(jnp.float32)
     if config.liberties:  # Go: KataGo's liberty planes beside pgx's
       x = jnp.concatenate([x, rules.go_liberty_planes(x).astype(x.dtype)], axis=-1)
+    if config.attacks:  # chess: Giraffe's attack and defend maps
+      x = jnp.concatenate([x, chess_features.attack_planes(x).astype(x.dtype)], axis=-1)
     x = jax.nn.relu(_batch_norm(axis_name)(_conv(config.channels, 3)(x), is_training))
     for _ in range(config.blocks):
       y = jax.nn.relu(_batch_norm(axis_name)(_conv(config.channels, 3)(x), is_training))

@@ -1,0 +1,92 @@
+"""Chess attack planes (`network.attacks`): which squares each side attacks, and which pieces hang.
+
+Why: the 2x32 chess network of the CPU preset loses material to a uniform random mover (docs/results/learning,
+sections 14-19: most of its draws are by insufficient material, the agent a minor piece up or level). Whether a
+piece hangs depends on sliders along whole lines, which a few 3x3 convolutions reach only slowly. Giraffe (Lai
+2015, arXiv:1509.01549) gave its network attack and defend maps, the lowest-valued attacker and defender of each
+square; KataGo gives its network Go's liberties the same way (`network.liberties`). Both are
+computed from the rules alone, as here, inside the network from the observation: replay, search and engines
+are unchanged.
+
+Four planes, in the observation's frame (pgx: the mover's pieces in planes 0-5, P N B R Q K, the opponent's in
+6-11; row 0 is the far rank, so the mover's pawns advance to lower rows):
+  0  squares the mover attacks          1  squares the opponent attacks
+  2  the mover's pieces en prise         3  the opponent's pieces en prise
+A piece is en prise when the other side attacks it and either its own side does not defend it or a cheaper
+piece attacks it (pawn 1, knight and bishop 3, rook 5, queen 9; a king en prise is a king in check). Attacks are
+pseudo-legal, as python-chess's `attackers`: a pinned piece still attacks, and sliders stop at the first piece.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import chex
+import jax.numpy as jnp
+import numpy as np
+
+NUM_PLANES = 4
+_VALUES = np.array([1, 3, 3, 5, 9, 1000], np.float32)  # P N B R Q K; the king never hangs cheaply
+_KNIGHT = ((1, 2), (2, 1), (-1, 2), (-2, 1), (1, -2), (2, -1), (-1, -2), (-2, -1))
+_KING = tuple((dr, dc) for dr in (-1, 0, 1) for dc in (-1, 0, 1) if (dr, dc) != (0, 0))
+_DIAGONAL = ((1, 1), (1, -1), (-1, 1), (-1, -1))
+_STRAIGHT = ((1, 0), (-1, 0), (0, 1), (0, -1))
+
+
+@functools.cache
+def _tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+  """(mine [6, 64, 64], theirs [6, 64, 64], between [64, 64, 6]): whether a piece of each type on one square
+  attacks another on an empty board, for the mover and for the opponent (only pawns differ), and the squares
+  between two squares on a line (64 pads: a square past the board that is always empty)."""
+  mine = np.zeros((6, 64, 64), np.float32)
+  between = np.full((64, 64, 6), 64, np.int32)
+  on = lambda r, c: 0 <= r < 8 and 0 <= c < 8  # noqa: E731
+  for r in range(8):
+    for c in range(8):
+      f = r * 8 + c
+      for dc in (-1, 1):  # the mover's pawns advance to row r - 1
+        if on(r - 1, c + dc):
+          mine[0, f, (r - 1) * 8 + c + dc] = 1
+      for piece, steps in ((1, _KNIGHT), (5, _KING)):
+        for dr, dc in steps:
+          if on(r + dr, c + dc):
+            mine[piece, f, (r + dr) * 8 + c + dc] = 1
+      for piece, rays in ((2, _DIAGONAL), (3, _STRAIGHT), (4, _DIAGONAL + _STRAIGHT)):
+        for dr, dc in rays:
+          for k in range(1, 8):
+            if not on(r + k * dr, c + k * dc):
+              break
+            t = (r + k * dr) * 8 + c + k * dc
+            mine[piece, f, t] = 1
+            between[f, t, :k - 1] = [(r + i * dr) * 8 + c + i * dc for i in range(1, k)]
+  theirs = mine.copy()
+  theirs[0] = 0
+  for r in range(8):
+    for c in range(8):
+      for dc in (-1, 1):  # the opponent's pawns advance to row r + 1
+        if on(r + 1, c + dc):
+          theirs[0, r * 8 + c, (r + 1) * 8 + c + dc] = 1
+  return mine, theirs, between
+
+
+def attack_planes(obs: chex.Array) -> chex.Array:
+  """[B, 8, 8, 4] the attack planes (module docstring) of pgx chess observations [B, 8, 8, 119]."""
+  mine_table, theirs_table, between = (jnp.asarray(t) for t in _tables())
+  batch = obs.shape[0]
+  pieces = obs[..., :12].reshape(batch, 64, 12).astype(jnp.float32)
+  mine, theirs = pieces[..., :6], pieces[..., 6:]
+  occupied = jnp.pad(pieces.sum(-1) > 0.5, ((0, 0), (0, 1)))  # [B, 65]: the pad square is empty
+  clear = ~occupied[:, between].any(-1)  # [B, 64, 64]: nothing stands between the two squares
+  by_mine = jnp.einsum("bfp,pft,bft->bpt", mine, mine_table, clear.astype(jnp.float32)) > 0.5  # [B, 6, 64]
+  by_theirs = jnp.einsum("bfp,pft,bft->bpt", theirs, theirs_table, clear.astype(jnp.float32)) > 0.5
+  values = jnp.asarray(_VALUES)
+
+  def en_prise(own, attacked_by_own, attacked_by_other):
+    cheapest = jnp.where(attacked_by_other, values[None, :, None], jnp.inf).min(1)  # [B, 64]
+    worth = (own * values).sum(-1)
+    hangs = ~attacked_by_own.any(1) | (cheapest < worth)
+    return (own.sum(-1) > 0.5) & attacked_by_other.any(1) & hangs
+
+  planes = jnp.stack([by_mine.any(1), by_theirs.any(1), en_prise(mine, by_mine, by_theirs),
+                      en_prise(theirs, by_theirs, by_mine)], -1)
+  return planes.reshape(batch, 8, 8, NUM_PLANES).astype(jnp.float32)
