@@ -71,22 +71,29 @@ def _tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def attack_planes(obs: chex.Array) -> chex.Array:
   """[B, 8, 8, 4] the attack planes (module docstring) of pgx chess observations [B, 8, 8, 119]."""
-  mine_table, theirs_table, between = (jnp.asarray(t) for t in _tables())
+  mine_table, theirs_table, between = _tables()
+  empty = np.zeros((1, 64, 64), np.float32)
+  reach_table = jnp.asarray(np.concatenate([mine_table, theirs_table, empty]).transpose(1, 0, 2) > 0.5)  # [64, 13, 64]
   batch = obs.shape[0]
-  pieces = obs[..., :12].reshape(batch, 64, 12).astype(jnp.float32)
-  mine, theirs = pieces[..., :6], pieces[..., 6:]
-  occupied = jnp.pad(pieces.sum(-1) > 0.5, ((0, 0), (0, 1)))  # [B, 65]: the pad square is empty
-  clear = ~occupied[:, between].any(-1)  # [B, 64, 64]: nothing stands between the two squares
-  by_mine = jnp.einsum("bfp,pft,bft->bpt", mine, mine_table, clear.astype(jnp.float32)) > 0.5  # [B, 6, 64]
-  by_theirs = jnp.einsum("bfp,pft,bft->bpt", theirs, theirs_table, clear.astype(jnp.float32)) > 0.5
-  values = jnp.asarray(_VALUES)
+  pieces = obs[..., :12].reshape(batch, 64, 12) > 0.5  # the piece planes: the mover's P N B R Q K, then the other's
+  occupied = pieces.any(-1)  # [B, 64]
+  kind = jnp.where(occupied, pieces.argmax(-1), 12)  # a square holds one piece at most; 12: none
+  reach = reach_table[jnp.arange(64), kind]  # [B, from, to] where the piece on each square would reach alone
+  clear = ~jnp.pad(occupied, ((0, 0), (0, 1)))[:, jnp.asarray(between)].any(-1)  # nothing stands between
+  attacks = (reach & clear).astype(jnp.float32)
+  # How many pieces of each kind attack each square: one [12, 64] x [64, 64] product a position.
+  counts = jnp.einsum("bfk,bft->bkt", pieces.astype(jnp.float32), attacks)  # [B, 12, 64]
+  values = jnp.asarray(_VALUES)[None, :, None]
+  mine, theirs = pieces[..., :6].any(-1), pieces[..., 6:].any(-1)
+  worth = (pieces.astype(jnp.float32) * jnp.asarray(np.tile(_VALUES, 2))).sum(-1)  # [B, 64]
+  by_mine, by_theirs = counts[:, :6] > 0.5, counts[:, 6:] > 0.5  # [B, 6, 64]
+  cheapest_mine = jnp.where(by_mine, values, jnp.inf).min(1)
+  cheapest_theirs = jnp.where(by_theirs, values, jnp.inf).min(1)
+  by_mine, by_theirs = by_mine.any(1), by_theirs.any(1)
 
-  def en_prise(own, attacked_by_own, attacked_by_other):
-    cheapest = jnp.where(attacked_by_other, values[None, :, None], jnp.inf).min(1)  # [B, 64]
-    worth = (own * values).sum(-1)
-    hangs = ~attacked_by_own.any(1) | (cheapest < worth)
-    return (own.sum(-1) > 0.5) & attacked_by_other.any(1) & hangs
+  def en_prise(own, defended, attacked, cheapest_attacker):
+    return own & attacked & (~defended | (cheapest_attacker < worth))
 
-  planes = jnp.stack([by_mine.any(1), by_theirs.any(1), en_prise(mine, by_mine, by_theirs),
-                      en_prise(theirs, by_theirs, by_mine)], -1)
+  planes = jnp.stack([by_mine, by_theirs, en_prise(mine, by_mine, by_theirs, cheapest_theirs),
+                      en_prise(theirs, by_theirs, by_mine, cheapest_mine)], -1)
   return planes.reshape(batch, 8, 8, NUM_PLANES).astype(jnp.float32)
