@@ -34,52 +34,44 @@ _STRAIGHT = ((1, 0), (-1, 0), (0, 1), (0, -1))
 
 
 @functools.cache
-def _tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-  """(mine [6, 64, 64], theirs [6, 64, 64], between [64, 64, 6]): whether a piece of each type on one square
-  attacks another on an empty board, for the mover and for the opponent (only pawns differ), and the squares
-  between two squares on a line (64 pads: a square past the board that is always empty)."""
-  mine = np.zeros((6, 64, 64), np.float32)
+def _tables() -> tuple[np.ndarray, np.ndarray]:
+  """(reach [64, 13, 64] bool, between [64, 64, 6]): whether a piece of each kind on one square (the piece planes'
+  order, the mover's P N B R Q K then the opponent's; 12: no piece) attacks another on an empty board, and the
+  squares between two squares on a line (64 pads: a square past the board that is always empty)."""
+  reach = np.zeros((13, 64, 64), bool)
   between = np.full((64, 64, 6), 64, np.int32)
   on = lambda r, c: 0 <= r < 8 and 0 <= c < 8  # noqa: E731
   for r in range(8):
     for c in range(8):
       f = r * 8 + c
-      for dc in (-1, 1):  # the mover's pawns advance to row r - 1
-        if on(r - 1, c + dc):
-          mine[0, f, (r - 1) * 8 + c + dc] = 1
+      for side, forward in ((0, -1), (6, 1)):  # only pawns differ: the mover's advance to lower rows
+        for dc in (-1, 1):
+          if on(r + forward, c + dc):
+            reach[side, f, (r + forward) * 8 + c + dc] = True
       for piece, steps in ((1, _KNIGHT), (5, _KING)):
         for dr, dc in steps:
           if on(r + dr, c + dc):
-            mine[piece, f, (r + dr) * 8 + c + dc] = 1
+            reach[[piece, piece + 6], f, (r + dr) * 8 + c + dc] = True
       for piece, rays in ((2, _DIAGONAL), (3, _STRAIGHT), (4, _DIAGONAL + _STRAIGHT)):
         for dr, dc in rays:
           for k in range(1, 8):
             if not on(r + k * dr, c + k * dc):
               break
             t = (r + k * dr) * 8 + c + k * dc
-            mine[piece, f, t] = 1
+            reach[[piece, piece + 6], f, t] = True
             between[f, t, :k - 1] = [(r + i * dr) * 8 + c + i * dc for i in range(1, k)]
-  theirs = mine.copy()
-  theirs[0] = 0
-  for r in range(8):
-    for c in range(8):
-      for dc in (-1, 1):  # the opponent's pawns advance to row r + 1
-        if on(r + 1, c + dc):
-          theirs[0, r * 8 + c, (r + 1) * 8 + c + dc] = 1
-  return mine, theirs, between
+  return reach.transpose(1, 0, 2), between
 
 
 def attack_planes(obs: chex.Array) -> chex.Array:
   """[B, 8, 8, 4] the attack planes (module docstring) of pgx chess observations [B, 8, 8, 119]."""
-  mine_table, theirs_table, between = _tables()
-  empty = np.zeros((1, 64, 64), np.float32)
-  reach_table = jnp.asarray(np.concatenate([mine_table, theirs_table, empty]).transpose(1, 0, 2) > 0.5)  # [64, 13, 64]
+  reach_table, between = (jnp.asarray(t) for t in _tables())
   batch = obs.shape[0]
   pieces = obs[..., :12].reshape(batch, 64, 12) > 0.5  # the piece planes: the mover's P N B R Q K, then the other's
   occupied = pieces.any(-1)  # [B, 64]
   kind = jnp.where(occupied, pieces.argmax(-1), 12)  # a square holds one piece at most; 12: none
   reach = reach_table[jnp.arange(64), kind]  # [B, from, to] where the piece on each square would reach alone
-  clear = ~jnp.pad(occupied, ((0, 0), (0, 1)))[:, jnp.asarray(between)].any(-1)  # nothing stands between
+  clear = ~jnp.pad(occupied, ((0, 0), (0, 1)))[:, between].any(-1)  # nothing stands between
   attacks = (reach & clear).astype(jnp.float32)
   # How many pieces of each kind attack each square: one [12, 64] x [64, 64] product a position.
   counts = jnp.einsum("bfk,bft->bkt", pieces.astype(jnp.float32), attacks)  # [B, 12, 64]

@@ -351,17 +351,16 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
   _check(c.search.compact_tree in COMPACT_TREES, "search.compact_tree", c.search.compact_tree,
          f"one of {', '.join(COMPACT_TREES)}")
   _check(c.train.optimizer in OPTIMIZERS, "train.optimizer", c.train.optimizer, f"one of {', '.join(OPTIMIZERS)}")
-  go_only = (("search.random_symmetry", c.search.random_symmetry, c.search.random_symmetry),  # (field, value, set)
-             ("train.augment", c.train.augment, c.train.augment),
-             ("network.ownership", c.network.ownership, c.network.ownership != 0),
-             ("search.go_fill_eyes", c.search.go_fill_eyes, not c.search.go_fill_eyes),
-             ("search.go_eyes", c.search.go_eyes, c.search.go_eyes != "simple"),
-             ("network.liberties", c.network.liberties, c.network.liberties))
-  for name, value, set_ in go_only:
-    _check(not set_ or c.game in ("go9", "go"), name, value,
-           f"only for Go (go9, go), not {c.game}")
-  _check(not c.network.attacks or c.game == "chess", "network.attacks", c.network.attacks,
-         f"only for chess, not {c.game}")
+  go, chess = ("Go (go9, go)", ("go9", "go")), ("chess", ("chess",))
+  game_only = (("search.random_symmetry", c.search.random_symmetry, c.search.random_symmetry, go),  # (field, value,
+               ("train.augment", c.train.augment, c.train.augment, go),                              # set, games)
+               ("network.ownership", c.network.ownership, c.network.ownership != 0, go),
+               ("search.go_fill_eyes", c.search.go_fill_eyes, not c.search.go_fill_eyes, go),
+               ("search.go_eyes", c.search.go_eyes, c.search.go_eyes != "simple", go),
+               ("network.liberties", c.network.liberties, c.network.liberties, go),
+               ("network.attacks", c.network.attacks, c.network.attacks, chess))
+  for name, value, set_, (label, games) in game_only:
+    _check(not set_ or c.game in games, name, value, f"only for {label}, not {c.game}")
   _check(c.train.update_loop in UPDATE_LOOPS, "train.update_loop", c.train.update_loop,
          f"one of {', '.join(UPDATE_LOOPS)}")
   _check(c.network.inference_dtype in INFERENCE_DTYPES, "network.inference_dtype", c.network.inference_dtype,
