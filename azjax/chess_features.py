@@ -1,4 +1,7 @@
-"""Chess attack planes (`network.attacks`): which squares each side attacks, and which pieces hang.
+"""Chess in the observation's frame: attack planes (`network.attacks`) and AlphaZero's policy planes
+(`network.policy_head="planes"`).
+
+Attack planes: which squares each side attacks, and which pieces hang.
 
 Why: the 2x32 chess network of the CPU preset loses material to a uniform random mover (docs/results/learning,
 sections 14-19: most of its draws are by insufficient material, the agent a minor piece up or level). Whether a
@@ -15,6 +18,12 @@ Four planes, in the observation's frame (pgx: the mover's pieces in planes 0-5, 
 A piece is en prise when the other side attacks it and either its own side does not defend it or a cheaper
 piece attacks it (pawn 1, knight and bishop 3, rook 5, queen 9; a king en prise is a king in check). Attacks are
 pseudo-legal, as python-chess's `attackers`: a pinned piece still attacks, and sliders stop at the first piece.
+
+Policy planes: AlphaZero represents a chess move by the square its piece is picked up from and one of 73
+planes (56 queen moves, 8 knight moves, 9 underpromotions; arXiv:1712.01815, Methods and Table S2). pgx's
+action is the same pair, `square * 73 + plane`, with pgx's square a1 = 0, a2 = 1, ..., b1 = 8 in the mover's
+frame; `policy_index` says where each action's logit lies in a convolution's [8, 8, 73] output over the
+observation, whose row 0 is the far rank and column 0 the a-file.
 """
 
 from __future__ import annotations
@@ -26,6 +35,7 @@ import jax.numpy as jnp
 import numpy as np
 
 NUM_PLANES = 4
+POLICY_PLANES = 73  # per square: 56 queen moves, 8 knight moves, 9 underpromotions (arXiv:1712.01815, Table S2)
 _VALUES = np.array([1, 3, 3, 5, 9, 1000], np.float32)  # P N B R Q K; the king never hangs cheaply
 _KNIGHT = ((1, 2), (2, 1), (-1, 2), (-2, 1), (1, -2), (2, -1), (-1, -2), (-2, -1))
 _KING = tuple((dr, dc) for dr in (-1, 0, 1) for dc in (-1, 0, 1) if (dr, dc) != (0, 0))
@@ -89,3 +99,13 @@ def attack_planes(obs: chex.Array) -> chex.Array:
   planes = jnp.stack([by_mine, by_theirs, en_prise(mine, by_mine, by_theirs, cheapest_theirs),
                       en_prise(theirs, by_theirs, by_mine, cheapest_mine)], -1)
   return planes.reshape(batch, 8, 8, NUM_PLANES).astype(jnp.float32)
+
+
+@functools.cache
+def policy_index() -> np.ndarray:
+  """[4672] int32: for each pgx chess action, its index in the flattened [8, 8, POLICY_PLANES] planes of the
+  observation's frame (pgx's square s = file * 8 + rank sits at row 7 - rank, column file)."""
+  action = np.arange(64 * POLICY_PLANES)
+  square, plane = action // POLICY_PLANES, action % POLICY_PLANES
+  row, column = 7 - square % 8, square // 8
+  return ((row * 8 + column) * POLICY_PLANES + plane).astype(np.int32)

@@ -20,6 +20,7 @@ INFERENCE_DTYPES = ("float32", "bfloat16")
 GO_PASS_RULES = ("pgx", "eyes")  # rules.py
 GO_EYE_RULES = ("simple", "true")  # rules.own_eyes
 UPDATE_LOOPS = ("auto", "scan", "unrolled")
+POLICY_HEADS = ("flat", "planes")
 COMPACT_TREES = ("auto", "on", "off")  # search.tree_width
 ENGINE_GAMES = ("go9", "go", "chess", "shogi")  # the games a real engine plays (engines.match.OPPONENTS)
 
@@ -71,6 +72,14 @@ class NetworkConfig:
   # (chess_features.py; Giraffe's attack and defend maps, Lai 2015, arXiv:1509.01549). Computed from the
   # observation inside the network, as the liberties are. False = the papers' input.
   attacks: bool = False
+  # The policy head. "flat": AlphaGo Zero's, a 1x1 convolution of policy_channels filters and a fully connected
+  # layer to every action (Go's in every paper). "planes" (chess only): AlphaZero's chess policy, a rectified,
+  # batch-normalised 3x3 convolution of `channels` filters, then a 1x1 convolution to 73 planes per square, each
+  # logit read at the square its move starts from (arXiv:1712.01815, Methods "Representation" and Table S2: "We
+  # also tried using a flat distribution over moves for chess and shogi; the final result was almost identical
+  # although training was slightly slower"). The planes share one move's weights across the board, where the flat
+  # layer learns each of 4,672 moves alone.
+  policy_head: str = "flat"
 
 
 @_section
@@ -351,6 +360,8 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
   _check(c.search.compact_tree in COMPACT_TREES, "search.compact_tree", c.search.compact_tree,
          f"one of {', '.join(COMPACT_TREES)}")
   _check(c.train.optimizer in OPTIMIZERS, "train.optimizer", c.train.optimizer, f"one of {', '.join(OPTIMIZERS)}")
+  _check(c.network.policy_head in POLICY_HEADS, "network.policy_head", c.network.policy_head,
+         f"one of {', '.join(POLICY_HEADS)}")
   go, chess = ("Go (go9, go)", ("go9", "go")), ("chess", ("chess",))
   game_only = (("search.random_symmetry", c.search.random_symmetry, c.search.random_symmetry, go),  # (field, value,
                ("train.augment", c.train.augment, c.train.augment, go),                              # set, games)
@@ -358,7 +369,8 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
                ("search.go_fill_eyes", c.search.go_fill_eyes, not c.search.go_fill_eyes, go),
                ("search.go_eyes", c.search.go_eyes, c.search.go_eyes != "simple", go),
                ("network.liberties", c.network.liberties, c.network.liberties, go),
-               ("network.attacks", c.network.attacks, c.network.attacks, chess))
+               ("network.attacks", c.network.attacks, c.network.attacks, chess),
+               ("network.policy_head", c.network.policy_head, c.network.policy_head != "flat", chess))
   for name, value, set_, (label, games) in game_only:
     _check(not set_ or c.game in games, name, value, f"only for {label}, not {c.game}")
   _check(c.train.update_loop in UPDATE_LOOPS, "train.update_loop", c.train.update_loop,

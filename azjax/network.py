@@ -84,8 +84,13 @@ def make_network(config: NetworkConfig, num_actions: int, axis_name: str | None 
         y = y + hk.Linear(config.channels)(global_pool(y))[:, None, None, :]
       y = _batch_norm(axis_name)(_conv(config.channels, 3)(y), is_training)
       x = jax.nn.relu(x + y)
-    p = jax.nn.relu(_batch_norm(axis_name)(_conv(config.policy_channels, 1)(x), is_training))
-    logits = hk.Linear(num_actions)(p.reshape(p.shape[0], -1))
+    if config.policy_head == "planes":  # AlphaZero's chess policy: 73 planes, each move read at its square
+      p = jax.nn.relu(_batch_norm(axis_name)(_conv(config.channels, 3)(x), is_training))
+      p = hk.Conv2D(chess_features.POLICY_PLANES, 1)(p)
+      logits = p.reshape(p.shape[0], -1)[:, chess_features.policy_index()]
+    else:  # AlphaGo Zero's: 2 planes, then every action from every point
+      p = jax.nn.relu(_batch_norm(axis_name)(_conv(config.policy_channels, 1)(x), is_training))
+      logits = hk.Linear(num_actions)(p.reshape(p.shape[0], -1))
 
     def scalar_head(x):  # the value head's shape, for the value and the moves left: [B], before its squashing
       if config.global_pooling:  # KataGo's value head: pooled channels of a 1x1 convolution

@@ -52,6 +52,8 @@ def test_overrides_parse_types():
     ("search.go_eyes=true", "search.go_eyes"),  # Go only
     ("network.liberties=true", "network.liberties"),  # Go only
     ("network.attacks=true", "network.attacks"),  # chess only
+    ("network.policy_head=planes", "network.policy_head"),  # chess only
+    ("network.policy_head=conv", "network.policy_head"),
     ("run.eval_engine_games=2", "run.eval_engine_games"),  # no engine plays tic-tac-toe
     ("run.eval_engine_games=-1", "run.eval_engine_games"),
     ("train.augment=true", "train.augment"),  # Go only
