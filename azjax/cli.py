@@ -49,6 +49,20 @@ def parser(game: str) -> argparse.ArgumentParser:
   return p
 
 
+def _without_missing_engine(config, overrides: list[str], say):
+  """A preset's engine games (run.eval_engine_games) left out, with a line saying so, where the engine is not
+  installed; asked for with --set, a missing engine stops the run at its start instead, naming its package."""
+  if not config.run.eval_engine_games or any(o.startswith("run.eval_engine_games=") for o in overrides):
+    return config
+  from azjax.engines.match import ANCHOR_ENGINES, anchor_installed
+  if anchor_installed(config.game):
+    return config
+  name = ANCHOR_ENGINES[config.game]
+  say(f"evaluation: {name} is not installed, so the evaluations play without it (sudo apt-get install {name} "
+      f"adds its {config.run.eval_engine_games} games)")
+  return apply_overrides(config, ["run.eval_engine_games=0"])
+
+
 def main(game: str, argv=None) -> int:
   """Runs an experiment; returns the exit code, with one clear message on failure: 2 for bad input (or no
   intact checkpoint to resume), 3 when training diverged, 4 when a file or checkpoint could not be written
@@ -90,6 +104,7 @@ def main(game: str, argv=None) -> int:
         args.preset = default_preset(jax.default_backend())
         say(f"preset: {args.preset} (chosen for the {jax.default_backend()} backend; --preset to change)")
       config = apply_overrides(preset(game, args.preset), overrides)
+      config = _without_missing_engine(config, overrides, say)
       if config.game != game:
         raise ConfigError("game", config.game, f"{game} (this is experiments.{game})")
       if args.run_dir is None and distributed.topology(args) is not None:

@@ -165,6 +165,13 @@ _CPU_LIBERTIES = ("go9",)
 # section 25). Elsewhere an evaluation every 100 steps.
 _CPU_EVAL_EVERY = {"go9": 400}
 
+# Go9's evaluations also play GNU Go level 1, 20 games (run.eval_engine_games; the anchor issue 16 measures
+# against), where it is installed (`experiments.go9` says when it is not and leaves them out). From step 400 on the
+# preset wins every game against uniform random, so those games rate no later checkpoint; GNU Go's do: replayed on
+# the preset's two seeds, its games put step 400 at 412-452 Elo and step 2650 at 852-977 (docs/results/learning,
+# section 27). 20 games take 36-55 s on one core here: about 5 minutes of the 2-hour run.
+_CPU_ENGINE_GAMES = {"go9": 20}
+
 
 # A discount on values (search.discount, config.py) for shogi: the run with 0.99 scored 114-9-5 (0.926) against
 # uniform random over 128 games at its step 300 (108-9-11, 0.879, at step 200), where the same preset and seed
@@ -199,7 +206,8 @@ def _cpu(game: str) -> Config:
       train=TrainConfig(**dict(PAPER_TRAIN, batch_size=batch, learning_rate=lr, lr_boundaries=()),
                         updates_per_step=updates, num_steps=steps, augment=game in GO_SIZES),
       run=RunConfig(log_every=10, checkpoint_every=100, eval_every=_CPU_EVAL_EVERY.get(game, 100),
-                    eval_games=32, eval_pool=1, eval_mcts_simulations=_SMALL_MCTS_ANCHOR.get(game, 0)),
+                    eval_games=32, eval_pool=1, eval_mcts_simulations=_SMALL_MCTS_ANCHOR.get(game, 0),
+                    eval_engine_games=_CPU_ENGINE_GAMES.get(game, 0)),
   )
 
 

@@ -167,3 +167,23 @@ def test_a_runs_evaluations_play_the_real_engine_and_rate_it(tmp_path):
   log = (run / "run.log").read_text()
   assert "against gnugo level 1: " in log and "mean margin" in log
   assert (run / "elo.csv").exists()
+
+
+def test_a_presets_engine_games_are_left_out_where_the_engine_is_missing(monkeypatch):
+  """The go9 cpu preset plays GNU Go at each evaluation; with no GNU Go installed `experiments.go9` says so and
+  plays without it, while an explicit --set run.eval_engine_games keeps asking (the run then stops naming the
+  package)."""
+  from azjax import cli
+  from azjax.presets import preset
+  config, lines = preset("go9", "cpu"), []
+  assert config.run.eval_engine_games == 20 and m.anchor_installed("go9")  # CI installs GNU Go
+  assert cli._without_missing_engine(config, [], lines.append) is config and not lines
+  monkeypatch.setattr(m, "_locate", lambda name: None)
+  assert not m.anchor_installed("go9")
+  assert cli._without_missing_engine(config, [], lines.append).run.eval_engine_games == 0
+  assert lines == ["evaluation: gnugo is not installed, so the evaluations play without it "
+                   "(sudo apt-get install gnugo adds its 20 games)"]
+  asked = ["run.eval_engine_games=20"]
+  assert cli._without_missing_engine(config, asked, lines.append) is config
+  with pytest.raises(SystemExit, match="gnugo is not installed"):
+    m.anchor_engine("go9")

@@ -46,8 +46,12 @@ class EngineFailure(RuntimeError):
   seconds: float = 0.0
 
 
+def _locate(name: str) -> str | None:
+  return shutil.which(name) or (f"/usr/games/{name}" if Path(f"/usr/games/{name}").exists() else None)
+
+
 def find_engine(name: str, path: str | None = None) -> str:
-  found = path or shutil.which(name) or (f"/usr/games/{name}" if Path(f"/usr/games/{name}").exists() else None)
+  found = path or _locate(name)
   if not found:
     raise SystemExit(f"error: {name} is not installed; on Debian or Ubuntu: sudo apt-get install {name}")
   return found
@@ -208,16 +212,25 @@ class GtpOpponent(Opponent):
     self.client.close()
 
 
+ANCHOR_ENGINES = {"go9": "gnugo", "go": "gnugo", "chess": "stockfish", "shogi": "fairy-stockfish"}
+
+
+def anchor_installed(game: str) -> bool:
+  """Whether the engine that anchors `game`'s evaluations (`anchor_engine`) is installed here."""
+  return game in ANCHOR_ENGINES and _locate(ANCHOR_ENGINES[game]) is not None
+
+
 def anchor_engine(game: str):
   """`make_opponent` for the real engine that anchors `game`'s evaluations during training
   (`run.eval_engine_games`): the weakest settings issue 16 measures against. GNU Go level 1 for Go, Stockfish
   at skill 0 searching one ply for chess, Fairy-Stockfish at skill 0 and 100 ms a move for shogi. Exits
   naming the package if the engine is not installed."""
+  path = find_engine(ANCHOR_ENGINES[game])
   if game in ("go9", "go"):
-    return functools.partial(GnuGo, find_engine("gnugo"), 1, 9 if game == "go9" else 19, 7.5)
+    return functools.partial(GnuGo, path, 1, 9 if game == "go9" else 19, 7.5)
   if game == "chess":
-    return functools.partial(Stockfish, find_engine("stockfish"), 1000, 0, depth=1)
-  return functools.partial(FairyStockfish, find_engine("fairy-stockfish"), 100, 0)
+    return functools.partial(Stockfish, path, 1000, 0, depth=1)
+  return functools.partial(FairyStockfish, path, 100, 0)
 
 
 def agent_margin(outcome: GameOutcome) -> float | None:
