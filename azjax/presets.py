@@ -9,6 +9,7 @@ Numbers without a source are ours (sizes for a machine, not for the algorithm).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from azjax.config import (Config, ConfigError, NetworkConfig, ReplayConfig, RunConfig, SearchConfig, SelfPlayConfig,
@@ -36,6 +37,9 @@ PAPER_TRAIN = dict(
 PAPER_UPDATES = 700_000  # [AZ] "700,000 steps (in mini-batches of 4096 training positions)"
 PAPER_WINDOW_GAMES = 1_000_000  # [AZp] window_size: the latest 1M games
 PAPER_NETWORK = NetworkConfig(blocks=19, channels=256, value_hidden=256, policy_channels=2)  # [AZ]/[AGZ]
+# [AZ] Methods "Representation", Table S2: chess's policy as 8 x 8 x 73 planes (network.policy_head); Go's flat.
+# Shogi's 9 x 9 x 139 planes are not built (pgx's shogi actions are 27 planes per destination): flat there.
+PAPER_POLICY_HEAD = {"chess": "planes"}
 
 
 def _round_up(x: float, multiple: int) -> int:
@@ -50,7 +54,7 @@ def _paper(game: str) -> Config:
   window = _round_up(PAPER_WINDOW_GAMES * spec(game).typical_plies, games)
   return Config(
       game=game,
-      network=PAPER_NETWORK,
+      network=dataclasses.replace(PAPER_NETWORK, policy_head=PAPER_POLICY_HEAD.get(game, "flat")),
       search=SearchConfig(**PAPER_SEARCH),
       selfplay=SelfPlayConfig(batch_size=games, chunk_plies=chunk, temperature_plies=PAPER_TEMPERATURE_PLIES),
       replay=ReplayConfig(window=window),

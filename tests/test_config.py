@@ -17,7 +17,8 @@ def test_presets_resolve_for_every_game():
 
 def test_paper_preset_holds_the_paper_numbers():
   c = azjax.preset("chess", "paper")
-  assert (c.network.blocks, c.network.channels) == (19, 256)
+  assert (c.network.blocks, c.network.channels, c.network.policy_head) == (19, 256, "planes")  # Table S2
+  assert azjax.preset("go", "paper").network.policy_head == "flat"
   assert c.search.algorithm == "puct" and c.search.num_simulations == 800
   assert (c.search.c_init, c.search.c_base, c.search.dirichlet_fraction) == (1.25, 19652.0, 0.25)
   assert c.selfplay.temperature_plies == 30
