@@ -172,8 +172,9 @@ _CPU_EVAL_EVERY = {"go9": 400}
 # Go9's evaluations also play GNU Go level 1, 20 games (run.eval_engine_games; the anchor issue 16 measures
 # against), where it is installed (`experiments.go9` says when it is not and leaves them out). From step 400 on the
 # preset wins every game against uniform random, so those games rate no later checkpoint; GNU Go's do: replayed on
-# the preset's two seeds, its games put step 400 at 412-452 Elo and step 2650 at 852-977 (docs/results/learning,
-# section 27). 20 games take 36-55 s on one core here: about 5 minutes of the 2-hour run.
+# the preset's two seeds, 40 games a checkpoint, they put step 400 at -591 and -691 Elo against GNU Go and step
+# 2650 at -23 and -221, margins -74 and -75 points rising to -24 and -14 (docs/results/learning, section 27).
+# 20 games take 36-55 s on one core here: about 5 minutes of the 2-hour run.
 _CPU_ENGINE_GAMES = {"go9": 20}
 
 
