@@ -50,13 +50,16 @@ def test_smoke_run_then_resume_from_the_command_line(tmp_path):
   assert all(float(row["positions_per_s"]) > 0 for row in rows)
 
 
-@pytest.mark.parametrize("game, search", [("othello", "puct"), ("go9", "puct"), ("go9", "gumbel"), ("go", "puct"),
-                                          ("chess", "puct"), ("shogi", "puct")])
-def test_smoke_preset_trains(game, search):
-  """Every game's smoke preset compiles and takes real steps (tic-tac-toe and connect four run whole elsewhere)."""
+@pytest.mark.parametrize("game, search, extra", [("othello", "puct", ()), ("go9", "puct", ()), ("go9", "gumbel", ()),
+                                                 ("go", "puct", ()), ("chess", "puct", ()), ("shogi", "puct", ()),
+                                                 ("chess", "gumbel", ("network.policy_head=planes",))])
+def test_smoke_preset_trains(game, search, extra):
+  """Every game's smoke preset compiles and takes real steps (tic-tac-toe and connect four run whole elsewhere);
+  chess also with AlphaZero's policy planes, as its cpu preset trains."""
   import jax
   import numpy as np
-  config = azjax.apply_overrides(azjax.preset(game, "smoke"), ["selfplay.chunk_plies=8", f"search.algorithm={search}"])
+  config = azjax.apply_overrides(azjax.preset(game, "smoke"),
+                                 ["selfplay.chunk_plies=8", f"search.algorithm={search}", *extra])
   program, mesh = azjax.build(config), azjax.make_mesh()
   state = azjax.init_state(program, mesh)
   step = azjax.make_train_step(program, mesh)
