@@ -177,7 +177,13 @@ def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: b
       check_compatible(ckpt.config_from_meta(meta), config)
     # Restored before the compile, so that a checkpoint this run cannot use is refused at once.
     state, _ = ckpt.restore_latest(mngr, abstract, shardings, check=check, warn=notes.append)
-  train_step = train_lib.make_train_step(program, mesh, n).lower(abstract).compile()
+  # A run resumed at or past its train.num_steps trains nothing: say so, and skip the compile (minutes at the
+  # paper's sizes); an evaluation a kill cut short is still played.
+  finished = state is not None and int(jax.device_get(state.step).max()) >= config.train.num_steps
+  if finished:
+    notes.append(f"the run already reached train.num_steps={config.train.num_steps}: nothing to train "
+                 "(--set train.num_steps=N to continue it)")
+  train_step = None if finished else train_lib.make_train_step(program, mesh, n).lower(abstract).compile()
   memory = budget.estimate(config, abstract, mesh.size, compiled=train_step)
   budget.check(config, memory)
   # Lanes shorter than two games lose openings once they wrap; a run too short to wrap one says nothing (smoke).

@@ -48,6 +48,12 @@ def test_smoke_run_then_resume_from_the_command_line(tmp_path):
     rows = list(csv.DictReader(f))
   assert [int(row["step"]) for row in rows] == [1, 2, 3, 4, 5, 6]
   assert all(float(row["positions_per_s"]) > 0 for row in rows)
+  # Resumed once more, the finished run says so and trains nothing.
+  r = _run("tictactoe", "--resume", str(run_dir), "--no-progress")
+  assert r.returncode == 0, r.stderr[-2000:]
+  assert "already reached train.num_steps=6" in r.stderr and "trained 6 steps" in r.stdout
+  with (run_dir / "metrics.csv").open() as f:
+    assert len(list(csv.DictReader(f))) == 6
 
 
 @pytest.mark.parametrize("game, search, extra", [("othello", "puct", ()), ("go9", "puct", ()), ("go9", "gumbel", ()),
