@@ -144,6 +144,10 @@ class SelfPlayConfig:
   batch_size: int = 64  # games played in lockstep (all devices together)
   chunk_plies: int = 16  # plies played per train_step
   temperature_plies: int = 30  # sample moves by visit count before this ply, greedy after
+  # From temperature_plies on, moves are drawn in proportion to weights^(1 / T) at this T (Lc0's --temp-endgame,
+  # LeelaChessZero/lc0 pull 568; its issue 237 tried 0.45 so that self-play still converts won endings and
+  # learns drawn ones). 0 = the most visited move (the papers).
+  endgame_temperature: float = 0.0
   max_plies: int = 0  # length cap (game over, scored a draw); 0 = the game's own rules
   # Playout-cap randomisation (KataGo: Wu 2019, arXiv:1902.10565, section 3.1): each ply is searched in full
   # with this probability and its positions train the policy and the value; otherwise every game gets a
@@ -401,6 +405,8 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
          "must lie in [-1, 1]")
   _check(c.search.algorithm != "gumbel" or c.search.max_considered_actions >= 2, "search.max_considered_actions",
          c.search.max_considered_actions, "must be >= 2 for gumbel search")
+  _check(0.0 <= c.selfplay.endgame_temperature <= 1.0, "selfplay.endgame_temperature",
+         c.selfplay.endgame_temperature, "must lie in [0, 1]; 0 = the most visited move (the papers)")
   for name in ("resign_check_fraction", "resign_false_positives"):
     value = getattr(c.selfplay, name)
     _check(0.0 < value < 1.0, f"selfplay.{name}", value, "must lie in (0, 1)")

@@ -243,11 +243,13 @@ def for_colour(utility: chex.Array, colour: chex.Array) -> chex.Array:
   return jnp.where(colour == 0, utility, -utility)
 
 
-def choose_move(key: chex.PRNGKey, weights: chex.Array, sample: chex.Array) -> chex.Array:
-  """_unbatched_: a move drawn in proportion to the search policy `weights` [A] where `sample`, else the
-  most visited (greedy) move. The one move choice of self-play (by ply), agents and engines."""
-  sampled = jax.random.categorical(key, jnp.log(weights))
-  return jnp.where(sample, sampled, jnp.argmax(weights)).astype(jnp.int32)
+def choose_move(key: chex.PRNGKey, weights: chex.Array, temperature: chex.Array) -> chex.Array:
+  """_unbatched_: a move drawn in proportion to the search policy `weights` [A] raised to 1 / `temperature`
+  (True: 1), or the most visited (greedy) move at temperature 0 (False). The one move choice of self-play (by
+  ply), agents and engines."""
+  t = jnp.asarray(temperature, jnp.float32)
+  sampled = jax.random.categorical(key, jnp.log(weights) / jnp.maximum(t, 1e-6))
+  return jnp.where(t > 0, sampled, jnp.argmax(weights)).astype(jnp.int32)
 
 
 def network_evaluator(network: Network):

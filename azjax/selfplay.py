@@ -183,9 +183,11 @@ def resign_false_positives(calibration: chex.Array, threshold: chex.Array, axis_
   return jnp.sum(jnp.where(lower < threshold - 1e-6, hist, 0.0)) / jnp.maximum(hist.sum(), 1e-9)
 
 
-def select_action(key: chex.PRNGKey, weights: chex.Array, ply: chex.Array, temperature_plies: int) -> chex.Array:
-  """_unbatched_: samples from `weights` [A] before `temperature_plies`, else the most visited move."""
-  return choose_move(key, weights, ply < temperature_plies)
+def select_action(key: chex.PRNGKey, weights: chex.Array, ply: chex.Array, temperature_plies: int,
+                  endgame_temperature: float = 0.0) -> chex.Array:
+  """_unbatched_: samples from `weights` [A] before `temperature_plies`; from then on from weights^(1 / T) at
+  T = `endgame_temperature`, or the most visited move where T = 0."""
+  return choose_move(key, weights, jnp.where(ply < temperature_plies, 1.0, endgame_temperature))
 
 
 PLAYOUT_COINS = 0x9C0  # the key of playout-cap randomisation's coins: the same for every seed (below)
@@ -232,8 +234,9 @@ def play_ply(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Ac
   state = actors.env
   full = jnp.asarray(full) if fast_search is not None else jnp.bool_(True)
   out = capped_search(search, fast_search, variables, search_keys, state, full)
-  action = jax.vmap(select_action, in_axes=(0, 0, 0, None))(action_keys, out.weights, actors.ply,
-                                                            config.temperature_plies)
+  action = jax.vmap(select_action, in_axes=(0, 0, 0, None, None))(action_keys, out.weights, actors.ply,
+                                                                  config.temperature_plies,
+                                                                  config.endgame_temperature)
   replay = replay_lib.add(replay, state.observation, jnp.where(full, out.weights, 0.0), out.legal,
                           state.current_player, out.best_value)
 

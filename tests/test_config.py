@@ -59,6 +59,7 @@ def test_overrides_parse_types():
     ("run.eval_engine_games=-1", "run.eval_engine_games"),
     ("train.augment=true", "train.augment"),  # Go only
     ("search.discount=0", "search.discount"),
+    ("selfplay.endgame_temperature=-0.5", "selfplay.endgame_temperature"),
     ("search.moves_left_slope=0.0027", "search.moves_left_slope"),  # no moves-left head to read
     ("search.moves_left_threshold=1", "search.moves_left_threshold"),
     ("search.discount=1.5", "search.discount"),

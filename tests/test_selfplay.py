@@ -23,6 +23,12 @@ def test_temperature_schedule():
   assert np.all(late == 1)
   never = jax.vmap(selfplay.select_action, in_axes=(0, None, None, None))(keys, jnp.array([0.5, 0.0, 0.5]), 0, 30)
   assert not np.any(never == 1)
+  # Lc0's endgame temperature: from ply 30 on, moves drawn by weights^(1 / 0.5), normalised; an illegal one never.
+  cooled = jax.vmap(selfplay.select_action, in_axes=(0, None, None, None, None))(keys, weights, 30, 30, 0.5)
+  np.testing.assert_allclose(np.bincount(cooled, minlength=3) / 3000, weights ** 2 / np.sum(weights ** 2), atol=0.03)
+  cooled = jax.vmap(selfplay.select_action, in_axes=(0, None, None, None, None))(
+      keys, jnp.array([0.5, 0.0, 0.5]), 40, 30, 0.45)
+  assert not np.any(cooled == 1) and 0.4 < np.mean(cooled == 0) < 0.6
 
 
 def _setup(max_plies=0, games=6, lane=64):
