@@ -175,6 +175,8 @@ def test_a_presets_engine_games_are_left_out_where_the_engine_is_missing(monkeyp
   package)."""
   from azjax import cli
   from azjax.presets import preset
+  from azjax.config import ENGINE_GAMES
+  assert set(m.ANCHOR_ENGINES) == set(ENGINE_GAMES)  # the config's list of games a real engine plays, as here
   config, lines = preset("go9", "cpu"), []
   assert config.run.eval_engine_games == 20 and m.anchor_installed("go9")  # CI installs GNU Go
   assert cli._without_missing_engine(config, [], lines.append) is config and not lines
