@@ -1,8 +1,8 @@
 """A go9 run's learning curve against GNU Go level 1: `python gnugo_curve.py RUN_DIR [RUN_DIR ...]`.
 
 For each run, the matches `experiments.match --opponent gnugo --level 1` played at its evaluated checkpoints
-(RUN_DIR/gnugo_level1_s<STEP>/ and, with --seed 1, gnugo_level1_seed1_s<STEP>/; steps the run did not evaluate
-are left out) join the run's own evaluation
+(RUN_DIR/gnugo_level1_s<STEP>/ and, with --seed 1, gnugo_level1_seed1_s<STEP>/), and the run's own games against
+GNU Go at its evaluations (run.eval_engine_games: RUN_DIR/engine/step<STEP>/), steps the run did not evaluate left out, join the run's own evaluation
 games (evals.csv: the uniform random player and the previous checkpoint) in one maximum-likelihood Elo fit, the
 fit the run makes itself (azjax.evaluation: anchor random at 0, one virtual draw per pair). GNU Go is one more
 player of that fit, so its games give each checkpoint a rating that a perfect score against random cannot. Prints
@@ -27,13 +27,14 @@ GNUGO = "gnugo-level1"
 
 def curve(run_dir):
   games = [elo.Game(r["player"], r["opponent"], float(r["wins"]), float(r["draws"]), float(r["losses"]))
-           for r in csv.DictReader(open(f"{run_dir}/evals.csv"))]
+           for r in csv.DictReader(open(f"{run_dir}/evals.csv")) if not r["opponent"].startswith("gnugo")]
   evaluated = {int(g.first.removeprefix("step")) for g in games}
   by_step = {}
-  for d in glob.glob(f"{run_dir}/gnugo_level1_*s[0-9]*"):
-    m = re.fullmatch(r"gnugo_level1_(seed\d+_)?s(\d+)", os.path.basename(d))
-    if m and int(m[2]) in evaluated and os.path.exists(f"{d}/results.csv"):
-      by_step.setdefault(int(m[2]), []).extend(margins(d))
+  # Matches played after the run, and the run's own GNU Go games (run.eval_engine_games: engine/step<N>/).
+  for d in glob.glob(f"{run_dir}/gnugo_level1_*s[0-9]*") + glob.glob(f"{run_dir}/engine/step[0-9]*"):
+    m = re.fullmatch(r"(?:gnugo_level1_(?:seed\d+_)?s|step)(\d+)", os.path.basename(d))
+    if m and int(m[1]) in evaluated and os.path.exists(f"{d}/results.csv"):
+      by_step.setdefault(int(m[1]), []).extend(margins(d))
   for step, rows in by_step.items():
     wins = sum(x > 0 for x, _ in rows)
     games.append(elo.Game(player_name(step), GNUGO, wins, 0, len(rows) - wins))
