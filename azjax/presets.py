@@ -185,13 +185,14 @@ _CPU_ENGINE_GAMES = {"go9": 20}
 _CPU_DISCOUNT = {"shogi": 0.99}
 
 
-# Moves sampled from the search policy for the whole game in chess self-play, not only the first 30 plies (lc0 in
-# its early training; the Gumbel MuZero paper's self-play plays the Gumbel-sampled action at every move). Against
-# uniform random at step 800, 128 games: 111-16-1, 0.930 (0.883-0.951), where the same preset and seed with the
-# papers' 30 plies made 95-28-5, 0.852 (0.794-0.889); threefold repetitions ended 4-5% of self-play games against
-# 5-10% after step 200 (docs/results/learning, section 12; one seed). `--set selfplay.temperature_plies=30` for
-# the papers'.
-_CPU_TEMPERATURE_PLIES = {"chess": 512}
+# Chess self-play samples its moves from the search policy at temperature 1 for the papers' first 30 plies, then at
+# Lc0's endgame temperature 0.45 (selfplay.endgame_temperature; LeelaChessZero/lc0 pull 568, issue 237), where the
+# papers play the most visited move. Against uniform random at step 600, 128 games: 118-10-0, 0.961 (0.921-0.974),
+# where the same preset and seed sampling at temperature 1 all game made 110-17-1, 0.926 (0.878-0.948); self-play
+# games finished sooner and more often won (60% against 50% over steps 401-600), threefold repetitions 9% against 6%
+# (docs/results/learning, section 30; one seed). Sampling all game had beaten the papers' greedy moves after ply 30,
+# 0.930 against 0.852 at step 800 (section 12). `--set selfplay.endgame_temperature=0` for the papers'.
+_CPU_ENDGAME_TEMPERATURE = {"chess": 0.45}
 
 
 # AlphaZero's chess policy, 73 planes per square (network.policy_head; arXiv:1712.01815, Table S2), for chess: paired
@@ -213,7 +214,8 @@ def _cpu(game: str) -> Config:
                                  go_pass=_GO_PASS.get(game, "pgx"), discount=_CPU_DISCOUNT.get(game, 1.0),
                                  **_CPU_GO_EYES.get(game, {}))),
       selfplay=SelfPlayConfig(batch_size=games, chunk_plies=16,
-                              temperature_plies=_CPU_TEMPERATURE_PLIES.get(game, PAPER_TEMPERATURE_PLIES),
+                              temperature_plies=PAPER_TEMPERATURE_PLIES,
+                              endgame_temperature=_CPU_ENDGAME_TEMPERATURE.get(game, 0.0),
                               **_CPU_PLAYOUT_CAP.get(game, {}), **_CPU_RESIGN.get(game, {})),
       replay=ReplayConfig(window=window),
       train=TrainConfig(**dict(PAPER_TRAIN, batch_size=batch, learning_rate=lr, lr_boundaries=()),
