@@ -82,11 +82,16 @@ def manager(directory: str | os.PathLike, keep: int = 3, keep_period: int | None
   return ocp.CheckpointManager(Path(directory).absolute(), options=options, item_names=ITEMS)
 
 
+def step_of(state) -> int:
+  """A train state's step; a sweep's seed-stacked state has one per seed (step [S], all equal)."""
+  return int(jax.device_get(state.step).max())
+
+
 def save(mngr: ocp.CheckpointManager, state, config: Config, **extra) -> int:
   """Saves `state` under its step number; returns the step. `extra` goes into meta (JSON).
 
-  A sweep's seed-stacked state (step [S], all equal) saves the same way."""
-  step = int(jax.device_get(state.step).max())
+  A sweep's seed-stacked state saves the same way."""
+  step = step_of(state)
   meta = {"format": FORMAT, "game": config.game, "step": step, "config": config.to_dict(), **extra}
   folder = Path(mngr.directory) / str(step)
   try:

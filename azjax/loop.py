@@ -179,7 +179,7 @@ def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: b
     state, _ = ckpt.restore_latest(mngr, abstract, shardings, check=check, warn=notes.append)
   # A run resumed at or past its train.num_steps trains nothing: say so, and skip the compile (minutes at the
   # paper's sizes); an evaluation a kill cut short is still played.
-  finished = state is not None and int(jax.device_get(state.step).max()) >= config.train.num_steps
+  finished = state is not None and ckpt.step_of(state) >= config.train.num_steps
   if finished:
     notes.append(f"the run already reached train.num_steps={config.train.num_steps}: nothing to train "
                  "(--set train.num_steps=N to continue it)")
@@ -196,7 +196,7 @@ def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: b
     distributed.barrier("azjax-init")  # the processes compile at different speeds; meet before the first
     state = train_lib.init_state(program, mesh, seeds)  # program that spans them all
   distributed.barrier("azjax-start")
-  step = int(jax.device_get(state.step).max())
+  step = ckpt.step_of(state)
   if main:
     ckpt.atomic_write_text(run_dir / "config.json", config.to_json())
 
