@@ -42,7 +42,7 @@ class NetworkConfig:
   blocks: int = 2  # residual blocks
   channels: int = 32  # filters per convolution
   value_hidden: int = 64  # width of the value head's hidden layer
-  policy_channels: int = 2  # 1x1 filters of the policy head (AlphaGo Zero: 2)
+  policy_channels: int = 2  # 1x1 filters of the flat policy head (AlphaGo Zero: 2); the planes head uses `channels`
   # Precision of the network in search (self-play, arena, engines): float32 (the paper) | bfloat16.
   # Training is always float32.
   inference_dtype: str = "float32"
@@ -143,10 +143,13 @@ class SearchConfig:
 class SelfPlayConfig:
   batch_size: int = 64  # games played in lockstep (all devices together)
   chunk_plies: int = 16  # plies played per train_step
-  temperature_plies: int = 30  # sample moves by visit count before this ply, greedy after
+  temperature_plies: int = 30  # sample moves by the search policy before this ply; after, endgame_temperature
   # From temperature_plies on, moves are drawn in proportion to weights^(1 / T) at this T (Lc0's --temp-endgame,
   # LeelaChessZero/lc0 pull 568; its issue 237 tried 0.45 so that self-play still converts won endings and
-  # learns drawn ones). 0 = the most visited move (the papers).
+  # learns drawn ones). 0 = the most visited move (the papers). The weights are the search policy: visit
+  # counts under PUCT, as in Lc0, but Gumbel's improved policy under Gumbel search, where every legal move
+  # keeps some weight, so 0.45 is Lc0's number on a different distribution. At most 1 (a choice: above it
+  # the endgame would be played more randomly than the opening).
   endgame_temperature: float = 0.0
   max_plies: int = 0  # length cap (game over, scored a draw); 0 = the game's own rules
   # Playout-cap randomisation (KataGo: Wu 2019, arXiv:1902.10565, section 3.1): each ply is searched in full

@@ -221,7 +221,8 @@ def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: b
   gating = evaluation.Gating(config) if config.run.gate_games else None
   if gating and main:
     gating.open(run_dir, step)
-  writer = EventLog(run_dir / "tb", purge_step=step) if main else None
+  # TensorBoard hides the events at and after a purge step: the checkpoint's own step stays shown.
+  writer = EventLog(run_dir / "tb", purge_step=step + 1 if step else None) if main else None
 
   positions_per_step = config.selfplay.batch_size * config.selfplay.chunk_plies
   bar = tqdm(total=config.train.num_steps, initial=step, disable=not (progress and main), unit="step",

@@ -191,7 +191,8 @@ _CPU_DISCOUNT = {"shogi": 0.99}
 # where the same preset and seed sampling at temperature 1 all game made 110-17-1, 0.926 (0.878-0.948); self-play
 # games finished sooner and more often won (60% against 50% over steps 401-600), threefold repetitions 9% against 6%
 # (docs/results/learning, section 30; one seed). Sampling all game had beaten the papers' greedy moves after ply 30,
-# 0.930 against 0.852 at step 800 (section 12). `--set selfplay.endgame_temperature=0` for the papers'.
+# 0.930 against 0.852 at step 800 (section 12). `--set selfplay.endgame_temperature=0` for the papers';
+# `--set selfplay.temperature_plies=512` for whole-game sampling.
 _CPU_ENDGAME_TEMPERATURE = {"chess": 0.45}
 
 

@@ -75,8 +75,8 @@ class EventLog:
   tensorboardX's SummaryWriter writes from a thread of its own: when a write fails there (disk full)
   that thread dies, its bounded queue fills, and the next `add_scalar` blocks the run for ever. Here
   the same event file is written synchronously, so a failed write raises WriteError naming the file.
-  Resumed from step `purge_step`, TensorBoard hides the events at and after it that the run wrote
-  before (tensorboardX's purge_step)."""
+  Given a `purge_step`, TensorBoard hides the events at and after it that the run wrote before
+  (tensorboardX's purge_step): a run resumed from the checkpoint of step s passes s + 1."""
 
   def __init__(self, folder: Path, purge_step: int | None = None):
     from tensorboardX.event_file_writer import EventsWriter

@@ -244,9 +244,9 @@ def for_colour(utility: chex.Array, colour: chex.Array) -> chex.Array:
 
 
 def choose_move(key: chex.PRNGKey, weights: chex.Array, temperature: chex.Array) -> chex.Array:
-  """_unbatched_: a move drawn in proportion to the search policy `weights` [A] raised to 1 / `temperature`
-  (True: 1), or the most visited (greedy) move at temperature 0 (False). The one move choice of self-play (by
-  ply), agents and engines."""
+  """_unbatched_: a move drawn in proportion to the search policy `weights` [A] raised to 1 / `temperature`,
+  or the greedy move (most visited; the improved policy's best under Gumbel) at temperature 0. The one move
+  choice of self-play (by ply), agents and engines."""
   t = jnp.asarray(temperature, jnp.float32)
   sampled = jax.random.categorical(key, jnp.log(weights) / jnp.maximum(t, 1e-6))
   return jnp.where(t > 0, sampled, jnp.argmax(weights)).astype(jnp.int32)

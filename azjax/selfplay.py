@@ -3,8 +3,9 @@
 The latest network plays both sides. Moves are sampled in proportion to the
 search policy for the first `temperature_plies` plies of a game and chosen
 greedily after (AlphaGo Zero Methods "Self-play": tau = 1 for 30 moves, then
-tau -> 0). Every position goes to its slot's replay lane; a finished game's
-positions are labelled there and the slot starts a new game.
+tau -> 0), or drawn at `endgame_temperature` after where that is set (Lc0's).
+Every position goes to its slot's replay lane; a finished game's positions are
+labelled there and the slot starts a new game.
 
 Randomness is drawn per game from `fold_in(key, slot)`, so the games do not
 depend on how many devices share them.

@@ -33,6 +33,8 @@ def test_overrides_parse_types():
                        "search.algorithm=gumbel", "seed=3"])
   assert c.search.num_simulations == 7 and c.train.learning_rate == 0.5
   assert c.train.lr_boundaries == (10, 20) and c.search.algorithm == "gumbel" and c.seed == 3
+  for t in (0.0, 1.0):  # the ends of the endgame temperature's range are allowed
+    assert apply_overrides(c, [f"selfplay.endgame_temperature={t}"]).selfplay.endgame_temperature == t
 
 
 @pytest.mark.parametrize("override, field", [
@@ -60,6 +62,7 @@ def test_overrides_parse_types():
     ("train.augment=true", "train.augment"),  # Go only
     ("search.discount=0", "search.discount"),
     ("selfplay.endgame_temperature=-0.5", "selfplay.endgame_temperature"),
+    ("selfplay.endgame_temperature=1.5", "selfplay.endgame_temperature"),
     ("search.moves_left_slope=0.0027", "search.moves_left_slope"),  # no moves-left head to read
     ("search.moves_left_threshold=1", "search.moves_left_threshold"),
     ("search.discount=1.5", "search.discount"),

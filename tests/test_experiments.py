@@ -3,6 +3,7 @@ import subprocess
 import sys
 
 import pytest
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 import azjax
 from conftest import ROOT
@@ -54,6 +55,12 @@ def test_smoke_run_then_resume_from_the_command_line(tmp_path):
   assert "already reached train.num_steps=6" in r.stderr and "trained 6 steps" in r.stdout
   with (run_dir / "metrics.csv").open() as f:
     assert len(list(csv.DictReader(f))) == 6
+  # TensorBoard, read by its own reader, shows what metrics.csv holds: each step once, none hidden by a
+  # resume's purge (it hides the steps at and after the one it names).
+  tb = EventAccumulator(str(run_dir / "tb"))
+  tb.Reload()
+  assert [e.step for e in tb.Scalars("train/loss")] == [1, 2, 3, 4, 5, 6]
+  assert [e.step for e in tb.Scalars("eval/elo")] == [4, 6]
 
 
 @pytest.mark.parametrize("game, search, extra", [("othello", "puct", ()), ("go9", "puct", ()), ("go9", "gumbel", ()),

@@ -41,6 +41,18 @@ def _setup(max_plies=0, games=6, lane=64):
   return env, search, variables, actors, replay
 
 
+def test_self_play_plays_its_endgame_temperature():
+  """With temperature_plies=0 every ply is past the cutoff: at T = 1 some games take other moves than at T = 0,
+  from the same positions, searches and keys (a dropped setting would leave both greedy)."""
+  env, search, variables, actors, replay = _setup()
+  boards = []
+  for t in (0.0, 1.0):
+    config = SelfPlayConfig(chunk_plies=3, temperature_plies=0, endgame_temperature=t)
+    played, _, _ = selfplay.play_chunk(env, search, config, variables, actors, replay, jax.random.PRNGKey(3))
+    boards.append(np.asarray(played.env.observation))
+  assert not np.array_equal(*boards)
+
+
 def test_value_targets_match_each_games_outcome_across_chunks(strict_rank_promotion):
   """Chunks of 3 plies (games last 5-9): every labelled position holds its own game's outcome for its mover."""
   env, search, variables, actors, replay = _setup()
