@@ -190,9 +190,10 @@ _CPU_DISCOUNT = {"shogi": 0.99}
 # papers play the most visited move. Against uniform random at step 600, 128 games: 118-10-0, 0.961 (0.921-0.974),
 # where the same preset and seed sampling at temperature 1 all game made 110-17-1, 0.926 (0.878-0.948); on seed 1,
 # 116-12-0, 0.953 (0.911-0.968), against 0.898. Self-play games finished sooner and more often won (60-62% against
-# 50-52% over steps 401-600), threefold repetitions 9-14% against 3-6% (docs/results/learning, sections 30-31). Sampling all game had beaten the papers' greedy moves after ply 30,
-# 0.930 against 0.852 at step 800 (section 12). `--set selfplay.endgame_temperature=0` for the papers';
-# `--set selfplay.temperature_plies=512` for whole-game sampling.
+# 50-52% over steps 401-600), threefold repetitions 9-14% against 3-6% (docs/results/learning, sections 30-31).
+# Sampling all game had beaten the papers' greedy moves after ply 30, 0.930 against 0.852 at step 800 (section 12).
+# `--set selfplay.endgame_temperature=0` for the papers'; `--set selfplay.temperature_plies=512` for whole-game
+# sampling.
 _CPU_ENDGAME_TEMPERATURE = {"chess": 0.45}
 
 
