@@ -399,4 +399,6 @@ def make_search_with(env: pgx.Env, evaluate: Evaluate, config: SearchConfig, leg
     chex.assert_equal_shape_prefix([keys, states.legal_action_mask], 1)
     return jax.vmap(functools.partial(one, noise=noise), in_axes=(None, 0, 0))(variables, keys, states)
 
-  return search
+  # Jitted, so a direct call compiles one program; run eagerly, mctx and pgx compile op by op (a tic-tac-toe
+  # search: 7.5 s against 3.1 s). Inside a caller's jit it is inlined as before.
+  return jax.jit(search, static_argnames="noise")

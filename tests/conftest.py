@@ -1,3 +1,4 @@
+import functools
 import os
 import sys
 import tempfile
@@ -5,9 +6,12 @@ import tempfile
 # Most of the suite's time is XLA compiling the same few smoke-size programs again in each test and in each
 # engine or CLI subprocess. A persistent compilation cache shared by the xdist workers and the subprocesses
 # (they inherit these variables) compiles each once. A size limit turns on jax's file lock, which the
-# concurrent workers need. Set JAX_COMPILATION_CACHE_DIR to keep the cache elsewhere.
+# concurrent workers need. Only programs that took a second to compile are kept: each write scans the whole
+# cache under that lock (jax's LRU eviction), so caching the thousands of tiny eager-op programs as well cost
+# more than they compile in (test_search.py alone: 360 of 970 s in that scan; 533 s in all with this limit).
+# Set JAX_COMPILATION_CACHE_DIR to keep the cache elsewhere.
 os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", os.path.join(tempfile.gettempdir(), "azjax-tests-xla-cache"))
-os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
+os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "1")
 os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "0")
 os.environ.setdefault("JAX_COMPILATION_CACHE_MAX_SIZE", str(4 << 30))
 
@@ -33,6 +37,19 @@ def strict_rank_promotion():
     yield
 
 
+@functools.cache
+def batched_init(env):
+  """jit(vmap(env.init)), one per env for the whole worker. Run eagerly, each pgx call compiles op by op: a
+  chess step 5x slower to compile than jitted, go9 4x (and the suite makes such calls in many tests)."""
+  return jax.jit(jax.vmap(env.init))
+
+
+@functools.cache
+def batched_step(env):
+  """jit(vmap(env.step)), one per env for the whole worker (see batched_init)."""
+  return jax.jit(jax.vmap(env.step))
+
+
 def untrained_agent(game: str, simulations: int = 4):
   """An agent with freshly initialised weights at the smoke preset's size (no training: engines and arenas only)."""
   import azjax
@@ -41,7 +58,7 @@ def untrained_agent(game: str, simulations: int = 4):
   from azjax.network import make_network
   config = azjax.apply_overrides(azjax.preset(game, "smoke"), [f"search.num_simulations={simulations}"])
   env = make_env(game)
-  obs = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), 1)).observation
+  obs = batched_init(env)(jax.random.split(jax.random.PRNGKey(0), 1)).observation
   params, bn_state = make_network(config.network, env.num_actions).init(jax.random.PRNGKey(0), obs)
   return Agent(config=config, params=params, bn_state=bn_state, step=0)
 

@@ -8,17 +8,18 @@ import pytest
 import azjax
 import minimax
 from azjax.games import make_env
+from conftest import batched_init, batched_step
 
 
 def play_minimax(agent, games: int, seed: int):
   """`games` games, the agent moving first in even ones; the minimax side picks among optimal moves at random."""
   env = make_env("tictactoe")
   rng = np.random.default_rng(seed)
-  state = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(seed), games))
+  state = batched_init(env)(jax.random.split(jax.random.PRNGKey(seed), games))
   first = np.asarray(state.current_player)
   seat = np.where(np.arange(games) % 2 == 0, first, 1 - first)
   returns = np.zeros((games, 2))
-  step = jax.jit(jax.vmap(env.step))
+  step = batched_step(env)
   key = jax.random.PRNGKey(seed + 1)
   while not np.all(np.asarray(state.terminated)):
     key, k = jax.random.split(key)

@@ -6,12 +6,13 @@ import pytest
 from azjax.config import NetworkConfig
 from azjax.games import make_env
 from azjax.network import make_network
+from conftest import batched_init, batched_step
 
 
 @pytest.mark.parametrize("game", ["tictactoe", "go9"])
 def test_shapes(game):
   env = make_env(game)
-  state = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), 5))
+  state = batched_init(env)(jax.random.split(jax.random.PRNGKey(0), 5))
   net = make_network(NetworkConfig(blocks=2, channels=8, value_hidden=16), env.num_actions)
   params, bn_state = net.init(jax.random.PRNGKey(1), state.observation)
   (logits, value), _ = net.apply(params, bn_state, state.observation, False)
@@ -24,9 +25,9 @@ def test_shapes(game):
 def test_batch_norm_train_and_eval_modes():
   env = make_env("connect_four")
   net = make_network(NetworkConfig(blocks=1, channels=8, value_hidden=16), env.num_actions)
-  state = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), 8))
+  state = batched_init(env)(jax.random.split(jax.random.PRNGKey(0), 8))
   for a in [3, 2, 4]:
-    state = jax.vmap(env.step)(state, jax.random.randint(jax.random.PRNGKey(a), (8,), 0, 7))
+    state = batched_step(env)(state, jax.random.randint(jax.random.PRNGKey(a), (8,), 0, 7))
   params, bn_state = net.init(jax.random.PRNGKey(1), state.observation)
   # Eval mode: moving averages are read, never written; the output does not depend on the rest of the batch.
   (l_all, v_all), bn_eval = net.apply(params, bn_state, state.observation, False)
@@ -43,8 +44,8 @@ def test_batch_norm_train_and_eval_modes():
 def test_untrained_network_in_eval_mode_is_not_saturated():
   env = make_env("tictactoe")
   net = make_network(NetworkConfig(blocks=2, channels=16, value_hidden=16), env.num_actions)
-  state = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), 4))
-  state = jax.vmap(env.step)(state, jnp.array([0, 1, 4, 8]))
+  state = batched_init(env)(jax.random.split(jax.random.PRNGKey(0), 4))
+  state = batched_step(env)(state, jnp.array([0, 1, 4, 8]))
   params, bn_state = net.init(jax.random.PRNGKey(1), state.observation)
   (logits, value), _ = net.apply(params, bn_state, state.observation, False)
   assert np.all(np.abs(value) < 0.99)
@@ -54,8 +55,8 @@ def test_untrained_network_in_eval_mode_is_not_saturated():
 def test_bfloat16_inference_agrees_with_float32():
   env = make_env("go9")
   config = NetworkConfig(blocks=2, channels=32, value_hidden=32)
-  state = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), 64))
-  step = jax.jit(jax.vmap(env.step))
+  state = batched_init(env)(jax.random.split(jax.random.PRNGKey(0), 64))
+  step = batched_step(env)
   for t in range(20):  # positions from random play
     legal = state.legal_action_mask
     state = step(state, jax.random.categorical(jax.random.PRNGKey(t), jnp.where(legal, 0.0, -jnp.inf)))
@@ -79,8 +80,8 @@ def test_global_pooling_carries_a_corner_across_the_board_in_one_block():
   one block (seen through the per-point ownership head); without it the stem and one block's three 3x3
   convolutions reach 3 points, not the 8 between the corners. Off, the network's parameters are the papers'."""
   env = make_env("go9")
-  state = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), 4))
-  state = jax.vmap(env.step)(state, jnp.array([10, 20, 30, 40]))
+  state = batched_init(env)(jax.random.split(jax.random.PRNGKey(0), 4))
+  state = batched_step(env)(state, jnp.array([10, 20, 30, 40]))
   obs = state.observation.astype(jnp.float32)
   moved = obs.at[:, 0, 0, :2].set(1.0 - obs[:, 0, 0, :2])  # stones flipped at the corner (0, 0)
   far = {}

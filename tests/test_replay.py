@@ -6,6 +6,7 @@ import pytest
 import azjax
 from azjax import replay as replay_lib
 from azjax.games import make_env
+from conftest import batched_init, batched_step
 
 
 def _replay(lanes=2, size=6):
@@ -103,8 +104,8 @@ def test_compact_codec_is_exact_on_random_games(game):
   codec = train_lib.build(config).codec
   assert codec.compact
   env = make_env(game)
-  state = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), 8))
-  step = jax.jit(jax.vmap(env.step))
+  state = batched_init(env)(jax.random.split(jax.random.PRNGKey(0), 8))
+  step = batched_step(env)
   roundtrip = jax.jit(jax.vmap(lambda *x: codec.decode(*codec.encode(*x))))
   key = jax.random.PRNGKey(1)
   for _ in range(40):
@@ -143,7 +144,7 @@ def test_the_codec_travels_with_the_replay():
   obs = train_lib._observation(program.env)
   replay = replay_lib.init(2, 4, obs, program.num_actions, program.codec)
   assert replay.codec is program.codec and replay.obs.dtype == jnp.uint8  # bits, not float32 planes
-  state = jax.vmap(program.env.init)(jax.random.split(jax.random.PRNGKey(0), 2))
+  state = batched_init(program.env)(jax.random.split(jax.random.PRNGKey(0), 2))
   policy = state.legal_action_mask / state.legal_action_mask.sum(-1, keepdims=True)
   replay = jax.jit(replay_lib.add)(replay, state.observation, policy, state.legal_action_mask,
                                    state.current_player)

@@ -5,15 +5,16 @@ import pytest
 
 from azjax import rules
 from azjax.games import make_env
+from conftest import batched_init, batched_step
 
 PASS = 81
 
 
 def _play(moves):
   env = make_env("go9")
-  state = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), 1))
+  state = batched_init(env)(jax.random.split(jax.random.PRNGKey(0), 1))
   for a in moves:
-    state = jax.vmap(env.step)(state, jnp.array([a]))
+    state = batched_step(env)(state, jnp.array([a]))
   return state
 
 
@@ -95,8 +96,8 @@ def test_keeping_eyes_drops_only_the_movers_eye_fills_and_leaves_pass():
 def test_area_ownership_is_pgx_score_on_random_finished_games():
   """KataGo's ownership target: the owners of the final board's points add up to pgx's own result."""
   env, n = make_env("go9"), 16
-  state = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(1), n))
-  step, outcome, key = jax.jit(jax.vmap(env.step)), np.zeros(n), jax.random.PRNGKey(2)
+  state = batched_init(env)(jax.random.split(jax.random.PRNGKey(1), n))
+  step, outcome, key = batched_step(env), np.zeros(n), jax.random.PRNGKey(2)
   while not bool(state.terminated.all()):
     key, k = jax.random.split(key)
     a = jax.random.categorical(k, jnp.where(state.legal_action_mask, 0.0, -jnp.inf).at[:, PASS].add(-3.0))
@@ -145,8 +146,8 @@ def test_liberty_planes_match_a_flood_fill_on_random_games(game, size, plies):
   """network.liberties (KataGo's input planes): 1, 2 or 3 liberties per stone, either colour, from the observation
   the network sees, equal to a flood fill of pgx's board, snakes and captures included."""
   env, n = make_env(game), 6
-  state = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(3), n))
-  step, key = jax.jit(jax.vmap(env.step)), jax.random.PRNGKey(4)
+  state = batched_init(env)(jax.random.split(jax.random.PRNGKey(3), n))
+  step, key = batched_step(env), jax.random.PRNGKey(4)
   for _ in range(plies):
     key, k = jax.random.split(key)
     state = step(state, jax.random.categorical(k, jnp.where(state.legal_action_mask, 0.0, -jnp.inf).at[:, -1].add(-9.)))

@@ -11,21 +11,21 @@ from azjax.network import make_network
 from azjax import rules
 from azjax.search import (Extras, dirichlet_alpha, make_search, make_search_with, masked_logits, root_summary, scatter,
                           score_center, score_utility, tree_width)
-from conftest import untrained_agent
+from conftest import batched_init, batched_step, untrained_agent
 
 
 def _setup(game, **search):
   env = make_env(game)
   net = make_network(NetworkConfig(blocks=1, channels=8, value_hidden=16), env.num_actions)
-  state = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), 3))
+  state = batched_init(env)(jax.random.split(jax.random.PRNGKey(0), 3))
   variables = net.init(jax.random.PRNGKey(1), state.observation)
   return env, net, state, variables, SearchConfig(**search)
 
 
 def _positions(env, games: int, plies: int, seed: int = 0):
   """`games` games, each `plies` uniformly random legal plies in."""
-  state = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(seed), games))
-  step = jax.jit(jax.vmap(env.step))
+  state = batched_init(env)(jax.random.split(jax.random.PRNGKey(seed), games))
+  step = batched_step(env)
   for key in jax.random.split(jax.random.PRNGKey(seed + 1), plies):
     logits = jnp.where(state.legal_action_mask, 0.0, -jnp.inf)
     state = step(state, jax.vmap(jax.random.categorical)(jax.random.split(key, games), logits))
@@ -37,7 +37,7 @@ def _positions(env, games: int, plies: int, seed: int = 0):
 def test_illegal_moves_never_searched_anywhere_in_the_tree(algorithm, compact_tree, strict_rank_promotion):
   env, net, state, variables, config = _setup("tictactoe", algorithm=algorithm, num_simulations=300,
                                               compact_tree=compact_tree)
-  state = jax.vmap(env.step)(state, jnp.array([4, 0, 8]))  # make the root itself have illegal moves
+  state = batched_step(env)(state, jnp.array([4, 0, 8]))  # make the root itself have illegal moves
   out = jax.jit(make_search(env, net, config, "tictactoe"))(variables, jax.random.split(jax.random.PRNGKey(2), 3),
                                                             state)
   tree = jax.tree.map(lambda x: x[:, 0], out.tree)  # drop mctx's batch of one
@@ -66,7 +66,7 @@ def test_illegal_moves_never_searched_anywhere_in_the_tree(algorithm, compact_tr
 def test_search_finds_the_winning_move():
   env, net, state, variables, config = _setup("tictactoe", num_simulations=64)
   for a in [0, 3, 1, 4]:  # X: 0, 1; O: 3, 4; X to move wins at 2
-    state = jax.vmap(env.step)(state, jnp.full((3,), a))
+    state = batched_step(env)(state, jnp.full((3,), a))
   search = jax.jit(make_search(env, net, config, "tictactoe"), static_argnames="noise")
   out = search(variables, jax.random.split(jax.random.PRNGKey(2), 3), state, noise=False)
   assert np.all(np.argmax(out.weights, -1) == 2)
@@ -222,7 +222,7 @@ def test_unvisited_value_sets_how_wide_puct_searches(unvisited, widest):
                                         jnp.zeros(state.legal_action_mask.shape[0]), Extras())
   config = SearchConfig(algorithm="puct", unvisited_value=unvisited)
   search = make_search_with(env, flat, config, lambda s: s.legal_action_mask, 9, "tictactoe")
-  states = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), 4))
+  states = batched_init(env)(jax.random.split(jax.random.PRNGKey(0), 4))
   out = search(None, jax.random.split(jax.random.PRNGKey(1), 4), states, noise=False)
   visited = (np.asarray(out.weights) > 0).sum(-1)
   if widest:
@@ -240,12 +240,12 @@ def test_a_discount_shrinks_each_plys_value_on_the_way_up(discount):
   flat = lambda variables, key, state: (jnp.zeros(state.legal_action_mask.shape),
                                         jnp.full(state.legal_action_mask.shape[0], 0.8), Extras())
   config = SearchConfig(algorithm="puct", discount=discount)
-  states = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), 2))
+  states = batched_init(env)(jax.random.split(jax.random.PRNGKey(0), 2))
   out = make_search_with(env, flat, config, lambda s: s.legal_action_mask, 1, "tictactoe")(
       None, jax.random.split(jax.random.PRNGKey(1), 2), states, noise=False)
   np.testing.assert_allclose(out.value, (0.8 - discount * 0.8) / 2, rtol=1e-6)
   for a in [0, 3, 1, 4]:  # X: 0, 1; O: 3, 4; X to move wins at 2
-    states = jax.vmap(env.step)(states, jnp.full((2,), a))
+    states = batched_step(env)(states, jnp.full((2,), a))
   out = make_search_with(env, flat, config, lambda s: s.legal_action_mask, 64, "tictactoe")(
       None, jax.random.split(jax.random.PRNGKey(1), 2), states, noise=False)
   assert np.all(np.argmax(out.weights, -1) == 2)
@@ -309,7 +309,7 @@ def test_moves_left_utility_prefers_the_shorter_win_and_the_longer_loss(value, p
     plies = 10.0 + (squares * jnp.arange(9.0)).sum(-1)
     return jnp.zeros(state.legal_action_mask.shape), jnp.full(plies.shape, value), Extras(moves_left=plies)
 
-  states = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), 2))
+  states = batched_init(env)(jax.random.split(jax.random.PRNGKey(0), 2))
   keys = jax.random.split(jax.random.PRNGKey(1), 2)
   plain = SearchConfig(algorithm="gumbel", num_simulations=9, max_considered_actions=9)
   utility = dataclasses.replace(plain, moves_left_slope=0.0027)
@@ -352,8 +352,8 @@ def test_black_margin_is_the_sign_of_pgx_s_result_and_reads_a_lead_from_the_move
   # Random go9 games to their end (pgx's Tromp-Taylor count with komi, or its length cap): black's margin has the
   # sign of black's reward, and the same margin comes back from the area lead seen by the player to move.
   env = make_env("go9")
-  state = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), 8))
-  step, rewards = jax.jit(jax.vmap(env.step)), 0.0  # pgx gives the result once, on the game's last step
+  state = batched_init(env)(jax.random.split(jax.random.PRNGKey(0), 8))
+  step, rewards = batched_step(env), 0.0  # pgx gives the result once, on the game's last step
   for key in jax.random.split(jax.random.PRNGKey(1), 200):
     logits = jnp.where(state.legal_action_mask, 0.0, -jnp.inf).at[:, -1].add(-3.0)  # pass now and then
     state = step(state, jax.vmap(jax.random.categorical)(jax.random.split(key, 8), logits))
@@ -376,8 +376,8 @@ def test_score_utility_takes_the_points_where_the_value_is_flat(utility):
   # and the capturing stone) beats every other move (1 point). Passing ends the game lost (3 stones against 2,
   # komi 7.5): its Q is the loss plus the utility of the final margin, for black.
   env = make_env("go9")
-  state = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), 1))
-  step = jax.jit(jax.vmap(env.step))
+  state = batched_init(env)(jax.random.split(jax.random.PRNGKey(0), 1))
+  step = batched_step(env)
   for action in (39, 40, 49, 80, 41, 81):  # B D5, W E5, B E4, W J1, B F5, W pass
     state = step(state, jnp.array([action]))
 

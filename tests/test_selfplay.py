@@ -12,6 +12,7 @@ from azjax.config import NetworkConfig, SearchConfig, SelfPlayConfig
 from azjax.games import make_env
 from azjax.network import make_network
 from azjax.search import make_search
+from conftest import batched_init, batched_step
 
 
 def test_temperature_schedule():
@@ -121,17 +122,19 @@ def test_chunk_metrics_count_games_endings_and_a_saturated_value_head():
 
 def test_a_move_into_the_movers_own_eye_is_counted_as_an_eye_fill():
   env = make_env("go9")
-  state = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), 2))
+  state = batched_init(env)(jax.random.split(jax.random.PRNGKey(0), 2))
   for a in (1, 80, 9, 79, 10, 78):  # black around the corner point 0, its eye; black to move
-    state = jax.vmap(env.step)(state, jnp.array([a, a]))
+    state = batched_step(env)(state, jnp.array([a, a]))
   out = types.SimpleNamespace(prior_logits=jnp.zeros((2, 82)), legal=state.legal_action_mask,
                               weights=jnp.full((2, 82), 1 / 82), prior_value=jnp.zeros(2))
-  move = selfplay._move_stats(out, jnp.array([0, 40]), jnp.array([6, 6]), "go9", True, state)
+  stats = lambda out, action, ply, game, state: jax.jit(  # jitted: eager, Go's eye rule compiles op by op
+      lambda s: selfplay._move_stats(out, action, ply, game, True, s))(state)
+  move = stats(out, jnp.array([0, 40]), jnp.array([6, 6]), "go9", state)
   assert move.fills_eye.tolist() == [True, False] and move.is_pass.tolist() == [False, False]
-  chess = jax.vmap(make_env("chess").init)(jax.random.split(jax.random.PRNGKey(0), 2))
+  chess = batched_init(make_env("chess"))(jax.random.split(jax.random.PRNGKey(0), 2))
   out = types.SimpleNamespace(prior_logits=jnp.zeros((2, 4672)), legal=chess.legal_action_mask,
                               weights=jnp.full((2, 4672), 1 / 4672), prior_value=jnp.zeros(2))
-  assert not selfplay._move_stats(out, jnp.array([0, 1]), jnp.array([0, 0]), "chess", True, chess).fills_eye.any()
+  assert not stats(out, jnp.array([0, 1]), jnp.array([0, 0]), "chess", chess).fills_eye.any()
 
 
 def test_played_out_length_leaves_out_resigned_games():

@@ -7,6 +7,7 @@ import azjax
 from azjax import symmetry
 from azjax.games import make_env
 from azjax.search import Extras
+from conftest import batched_init, batched_step
 
 
 def _moves_under(moves, k, size=9):
@@ -36,8 +37,8 @@ def test_random_symmetry_in_search_maps_the_policy_back():
   """An evaluator seen through random symmetries gives the same policy as the plain one where the network is
   itself symmetric (here: logits that depend only on the point's content, not its place)."""
   env = make_env("go9")
-  state = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), 4))
-  state = jax.vmap(env.step)(state, jnp.array([0, 4, 40, 80]))
+  state = batched_init(env)(jax.random.split(jax.random.PRNGKey(0), 4))
+  state = batched_step(env)(state, jnp.array([0, 4, 40, 80]))
 
   def evaluate(variables, key, s):  # logits: the first observation plane, read at each point; pass 0
     planes = s.observation[..., 1].reshape(s.observation.shape[0], -1)

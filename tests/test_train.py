@@ -13,7 +13,7 @@ import pytest
 
 import azjax
 from azjax import checkpoint as ckpt, replay as replay_lib, train_step as train_lib
-from conftest import ROOT
+from conftest import ROOT, batched_init, batched_step
 
 
 def _smoke(game="tictactoe", *overrides):
@@ -225,8 +225,8 @@ def test_load_agent_plays_legal_moves(tmp_path):
   agent = azjax.load_agent(tmp_path / "c4")
   assert agent.config.game == "connect_four" and agent.step == 4
   env = agent.env
-  state = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), 4))
-  step = jax.jit(jax.vmap(env.step))
+  state = batched_init(env)(jax.random.split(jax.random.PRNGKey(0), 4))
+  step = batched_step(env)
   for i in range(10):
     greedy = agent.act(state, jax.random.PRNGKey(i))
     sampled = agent.act(state, jax.random.PRNGKey(i), num_simulations=3, greedy=False)
@@ -237,7 +237,7 @@ def test_load_agent_plays_legal_moves(tmp_path):
   same = azjax.load_agent(tmp_path / "c4" / "checkpoints" / "4")
   jax.tree.map(np.testing.assert_array_equal, same.params, agent.params)
   with pytest.raises(ValueError, match="connect_four"):
-    agent.act(jax.vmap(azjax.games.make_env("tictactoe").init)(jax.random.split(jax.random.PRNGKey(0), 2)),
+    agent.act(batched_init(azjax.games.make_env("tictactoe"))(jax.random.split(jax.random.PRNGKey(0), 2)),
               jax.random.PRNGKey(0))
 
 
