@@ -26,9 +26,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def pytest_collection_modifyitems(config, items):
-  """Slow and long tests first: under pytest-xdist (-n) they then run beside the many short ones instead of after
-  them (one long test started last ran alone for the suite's last 3 minutes)."""
-  items.sort(key=lambda item: item.get_closest_marker("slow") is None and item.get_closest_marker("long") is None)
+  """Slow tests first: under pytest-xdist (-n) they then run beside the many short ones instead of after them."""
+  items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 @pytest.fixture

@@ -150,7 +150,6 @@ def _then(engine, out, *lines) -> list[str]:
   return out.getvalue()[start:].splitlines()
 
 
-@pytest.mark.long
 def test_uci_survives_hostile_input():
   engine, out = _searching_engine(UciEngine, "chess", seed=11)
   assert _then(engine, out, "isready") == ["readyok"]
@@ -161,7 +160,6 @@ def test_uci_survives_hostile_input():
   assert best[0] == "bestmove" and chess.Move.from_uci(best[1]) in board.legal_moves
 
 
-@pytest.mark.long
 def test_usi_survives_hostile_input():
   engine, out = _searching_engine(UsiEngine, "shogi", seed=12)
   assert _then(engine, out, "isready") == ["readyok"]

@@ -344,7 +344,6 @@ SWEEP = ["--game", "tictactoe", "--preset", "smoke", "--grid", "search.num_simul
          "--set", "run.log_every=1", "--no-progress"]
 
 
-@pytest.mark.long
 def test_a_killed_sweep_run_again_finishes_every_run_once(tmp_path):
   out = tmp_path / "sweep"
   second = out / "search.num_simulations=2" / "seeds-0-1"

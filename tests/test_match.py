@@ -148,7 +148,6 @@ def test_match_cli_plays_with_a_search_setting_and_refuses_one_outside_search(tm
   assert r.returncode == 2 and "--capture-all-dead is GNU Go's" in r.stderr
 
 
-@pytest.mark.long
 def test_a_runs_evaluations_play_the_real_engine_and_rate_it(tmp_path):
   """run.eval_engine_games: each evaluation also plays GNU Go level 1; its games join evals.csv and the Elo fit
   (GNU Go gets a rating on the run's scale), their records and GNU Go's own counts land in engine/step<N>/."""

@@ -279,7 +279,6 @@ print("EQUIVALENT")
 """
 
 
-@pytest.mark.long
 def test_four_devices_match_one_device():
   env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4", JAX_PLATFORMS="cpu")
   r = subprocess.run([sys.executable, "-c", SHARDING_SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True,
