@@ -109,7 +109,7 @@ def _searcher_for(game: str, network_config, search_config, num_simulations: int
 
 
 def searcher(config: Config, num_simulations: int, env: pgx.Env | None = None):
-  """`run(variables, key, states) -> SearchOutput` of an agent with this config (not jitted; cached)."""
+  """`run(variables, key, states) -> SearchOutput` of an agent with this config (cached; its search is jitted)."""
   return _searcher_for(*_structure(config), num_simulations, env)
 
 
