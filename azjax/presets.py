@@ -108,9 +108,9 @@ def _small(game: str) -> Config:
 # named switch: Gumbel search (Danihelka et al., ICLR 2022: learns 9x9 Go with few simulations where
 # PUCT fails at 16 or fewer), Go's pass rule (rules.py) and a smaller learning rate. Go trains on the
 # 8 symmetries of each position as AlphaGo Zero did ([AGZ] Methods; AlphaZero did not): on this CPU the
-# positions are what is scarce. The rate stays constant: go9 with small's drops (at half and three
-# quarters of 1200 steps) fitted its small window tighter and lost games to random after them
-# (docs/results/learning, section 6). Chess samples each position about 4 times (16 updates of 256 on
+# positions are what is scarce. The rate stays constant, except go9's one late drop (_CPU_LR_BOUNDARIES):
+# go9 with small's drops (at half and three quarters of 1200 steps) fitted its small window tighter and
+# lost games to random after them (docs/results/learning, section 6). Chess samples each position about 4 times (16 updates of 256 on
 # 1,024 new positions a step): its best run so far, 0.94 against random at 600 steps (section 9). Go9 at 16
 # updates a step beat go9 at 4 head to head at equal steps (0.69-0.83, two seeds) but not in equal CPU time
 # (0.06-0.52 at 22-69 minutes), and lost to GNU Go by as much: it stays at 4 (section 20). Shogi
@@ -169,6 +169,15 @@ _CPU_LIBERTIES = ("go9",)
 # section 25). Elsewhere an evaluation every 100 steps.
 _CPU_EVAL_EVERY = {"go9": 400}
 
+# AlphaZero's tenfold learning-rate drop ([AZ]: 0.2 to 0.02 and on; train.lr_boundaries counts updates), once, late:
+# at update 6,400, step 1608 of go9's 2650 (updates start at step 9, when the replay first holds a batch). On seed 3
+# it left the strength where the constant rate had it (-21.1 points against GNU Go level 1 over 60 games at step
+# 2650, the constant rate's three seeds -21.1 over 100) and sharpened self-play: policy entropy 1.5 to 1.0, median
+# game 52 to 66-68 plies where the constant rate's fell to 49-60 (docs/results/learning, section 32; section 33 for
+# seeds 0 and 1). A drop at step 1200 gained nothing by 1600 (section 25). `--set train.lr_boundaries=` for a
+# constant rate.
+_CPU_LR_BOUNDARIES = {"go9": (6400,)}
+
 # Go9's evaluations also play GNU Go level 1, 20 games (run.eval_engine_games; the anchor issue 16 measures
 # against), where it is installed (`experiments.go9` says when it is not and leaves them out). From step 400 on the
 # preset wins every game against uniform random, so those games rate no later checkpoint; GNU Go's do: replayed on
@@ -220,7 +229,8 @@ def _cpu(game: str) -> Config:
                               endgame_temperature=_CPU_ENDGAME_TEMPERATURE.get(game, 0.0),
                               **_CPU_PLAYOUT_CAP.get(game, {}), **_CPU_RESIGN.get(game, {})),
       replay=ReplayConfig(window=window),
-      train=TrainConfig(**dict(PAPER_TRAIN, batch_size=batch, learning_rate=lr, lr_boundaries=()),
+      train=TrainConfig(**dict(PAPER_TRAIN, batch_size=batch, learning_rate=lr,
+                                   lr_boundaries=_CPU_LR_BOUNDARIES.get(game, ())),
                         updates_per_step=updates, num_steps=steps, augment=game in GO_SIZES),
       run=RunConfig(log_every=10, checkpoint_every=100, eval_every=_CPU_EVAL_EVERY.get(game, 100),
                     eval_games=32, eval_pool=1, eval_mcts_simulations=_SMALL_MCTS_ANCHOR.get(game, 0),
