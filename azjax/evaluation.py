@@ -192,18 +192,17 @@ class RunEvaluation:
     games = play_round(config, agent, opponents(config, self.mngr, step, self.abstract_model), key)
     lines = []
     for row in games:
-      self.csv.append(row)
       lines.append(f"step {step}: {row['player']} against {row['opponent']}: {row['wins']} wins, {row['draws']} "
                    f"draws, {row['losses']} losses, score {row['score']:.3f} (95% CI {row['score_lo']:.3f}-"
                    f"{row['score_hi']:.3f})")
     if config.run.eval_engine_games:
       row, line = engine_round(config, agent, self.run_dir / "engine" / f"step{step}")
-      self.csv.append(row)
       games.append(row)
       lines.append(line)
-    self.ratings, curve = fit_curve(read_rows(self.run_dir / "evals.csv"))
+    self.ratings, curve = fit_curve(read_rows(self.run_dir / "evals.csv") + games)
     write_curve(self.run_dir, curve)
     plot_curve(curve, self.ratings, self.run_dir / "elo.png", f"{config.game}: Elo over training")
+    self.csv.extend(games)  # last and at once: a kill before it leaves no row, so a resumed run plays the step again
     now, vs_random = curve[-1], games[0]
     self.result = arena.MatchResult(wins=vs_random["wins"], draws=vs_random["draws"], losses=vs_random["losses"])
     lines.append(f"step {step}: Elo {now['elo']:.0f} (95% CI {now['elo_lo']:.0f} to {now['elo_hi']:.0f}) with "
@@ -283,15 +282,16 @@ class SeedEvaluation:
     return missing
 
   def __call__(self, step: int, params, bn_state, rows: list[dict]) -> Report:
-    scalars, scores = {}, []
+    scalars, scores, results = {}, [], []
     for i, (seed, row) in enumerate(zip(self.seeds, rows)):
       config = apply_overrides(self.config, [f"seed={seed}"])
       take = lambda tree: jax.tree.map(lambda x: x[i], tree)
       agent = Agent(config=config, params=take(params), bn_state=take(bn_state), step=step)
       result = evaluate_seed(config, agent, self.anchors)
-      self.csv.append({**self.labels, "seed": seed, "step": step, "positions": row["positions"], **result,
-                       **{k: row[k] for k in self.TRAINING}})
+      results.append({**self.labels, "seed": seed, "step": step, "positions": row["positions"], **result,
+                      **{k: row[k] for k in self.TRAINING}})
       scalars.update({f"{k}_seed{seed}": v for k, v in result.items() if not k.endswith(("_lo", "_hi"))})
       scores.append(f"seed {seed}: Elo {result['elo']:.0f}, {result['score_vs_random']:.2f} against random")
+    self.csv.extend(results)  # every seed's row or none: a resumed run evaluates the step again
     return Report(scalars=scalars, lines=[f"step {step}: {s}" for s in scores],
                   summary=f"step {step}: " + "; ".join(scores))

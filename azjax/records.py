@@ -68,6 +68,14 @@ class CsvLog:
       self._write([], "w")
     self._write([{k: row.get(k, "") for k in self.fields}], "a")
 
+  def extend(self, rows: list[dict]):
+    """Adds `rows` together: the file is rewritten atomically, so a kill leaves all of them or none (an
+    evaluation's rows: one missing would pass for an evaluation finished)."""
+    if not rows:
+      return
+    self.fields = self.fields or list(rows[0])
+    self._write(read_rows(self.path) + [{k: row.get(k, "") for k in self.fields} for row in rows], "w")
+
 
 class EventLog:
   """TensorBoard scalars, written in the caller's thread and flushed on demand.

@@ -339,6 +339,30 @@ def test_csv_logs_survive_a_kill_mid_write(tmp_path):
   assert not list(tmp_path.glob(".*.tmp"))
 
 
+def test_an_evaluation_cut_short_leaves_none_of_its_rows_and_is_played_again(tmp_path, reference, monkeypatch):
+  """A kill anywhere in an evaluation (here in its plot, after every game) leaves evals.csv without that step, so
+  a resumed run plays the evaluation again rather than taking its first rows for all of it."""
+  run = _partial_copy(reference, tmp_path / "run", STEPS)
+  config = _config()
+  abstract = train_lib.abstract_state(azjax.build(config))
+  mngr = ckpt.manager(run / "checkpoints")
+  evaluator = evaluation.RunEvaluation(config, mngr, (abstract.params, abstract.bn_state))
+  assert not evaluator.open(run, STEPS)  # the reference evaluated its last step
+  evaluator.open(run, STEPS - 1)  # as a run resumed from the step before: that evaluation's rows are dropped
+  assert all(int(r["step"]) < STEPS for r in _rows(run / "evals.csv"))
+
+  def killed(*args):
+    raise KeyboardInterrupt
+  monkeypatch.setattr(evaluation, "plot_curve", killed)
+  params, bn_state = ckpt.load_model(mngr, (abstract.params, abstract.bn_state), STEPS)
+  with pytest.raises(KeyboardInterrupt):
+    evaluator(STEPS, params, bn_state, [])
+  assert evaluator.open(run, STEPS)  # missing: the resumed run evaluates it again
+  monkeypatch.undo()
+  evaluator(STEPS, params, bn_state, [])
+  assert _rows(run / "evals.csv") == _rows(reference / "evals.csv")
+
+
 SWEEP = ["--game", "tictactoe", "--preset", "smoke", "--grid", "search.num_simulations=4,2", "--seeds", "2",
          "--set", "train.num_steps=4", "--set", "run.eval_every=2", "--set", "run.checkpoint_every=1",
          "--set", "run.log_every=1", "--no-progress"]
