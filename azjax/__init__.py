@@ -1,7 +1,7 @@
 """azjax: AlphaZero as one pure-JAX program (pgx games, mctx search, haiku networks, optax).
 
 Public API:
-  Config and its sections, presets      -- what to run (`preset(game, "paper" | "small" | "smoke")`)
+  Config and its sections, presets      -- what to run (`preset(game, "paper" | "small" | "cpu" | "smoke")`)
   train(config, run_dir)                -- a whole run from Python: self-play, updates, logs, checkpoints;
                                            raises DivergenceError when the loss or parameters turn non-finite
   build, make_mesh, init_state,

@@ -25,8 +25,9 @@ class Agent:
   """Chooses moves by search with a trained network.
 
   `act(state, key, *, num_simulations=None, greedy=True)` takes a batched pgx
-  State of the agent's game and returns one action per game: the most visited
-  move when `greedy`, else a move sampled from the search policy. No root noise
+  State of the agent's game and returns one action per game: the search's best
+  move when `greedy` (the most visited under PUCT; under Gumbel search, the
+  improved policy's best), else a move sampled from the search policy. No root noise
   is added. `num_simulations=None` uses the checkpoint's own setting.
   """
   config: Config
@@ -41,10 +42,6 @@ class Agent:
   @functools.cached_property
   def num_actions(self) -> int:
     return self.env.num_actions  # pgx builds a whole initial state to answer this: ask once
-
-  @functools.cached_property
-  def network(self):
-    return make_network(self.config.network, self.num_actions)
 
   def with_search(self, overrides) -> "Agent":
     """This agent with other search settings (`search.field=value` strings: the algorithm, simulations, Go's
@@ -143,22 +140,33 @@ def _search_policy_for(game: str, network_config, search_config, num_simulations
 
 
 def search_policy(config: Config, num_simulations: int, greedy: bool = True):
-  """A pure policy(variables, key, state) -> actions: search without root noise, then the most visited
-  move (`greedy`) or one sampled from the search policy. Cached, so equal settings share compiled programs."""
+  """A pure policy(variables, key, state) -> actions: search without root noise, then the search's best
+  move (`greedy`: the most visited under PUCT) or one sampled from the search policy. Cached, so equal
+  settings share compiled programs."""
   return _search_policy_for(*_structure(config), num_simulations, greedy)
 
 
-def load_agent(path: str | os.PathLike, step: int | None = None) -> Agent:
+def load_agent(path: str | os.PathLike, step: int | None = None, seed: int | None = None) -> Agent:
   """Loads the agent of a run directory or checkpoint: the latest intact step (a damaged newer one is named
-  on stderr and passed over) unless `step` or the path names one (CheckpointError if that one is damaged)."""
+  on stderr and passed over) unless `step` or the path names one (CheckpointError if that one is damaged).
+  A sweep's checkpoint holds one network per seed: `seed` picks one (CheckpointError naming them if not)."""
   directory, path_step = ckpt.checkpoint_dir(path)
   mngr = ckpt.manager(directory)
   step = step if step is not None else path_step
   meta = ckpt.latest_meta(mngr, warn=ckpt.warning) if step is None else ckpt.step_meta(mngr, step)
-  config = ckpt.config_from_meta(meta)
+  config, seeds = ckpt.config_from_meta(meta), meta.get("seeds")
+  if seeds is not None and seed not in seeds:
+    raise ckpt.CheckpointError(f"{directory} holds the networks of a sweep's seeds {seeds}: name one (seed=)")
+  if seeds is None and seed not in (None, config.seed):
+    raise ckpt.CheckpointError(f"{directory} holds one network, of seed {config.seed}, not {seed}")
   env = make_env(config.game)
   network = make_network(config.network, env.num_actions)
   obs = jax.eval_shape(lambda: jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), 1)).observation)
   abstract = jax.eval_shape(network.init, jax.random.PRNGKey(0), obs)
+  if seeds is not None:  # stacked on a leading seed axis (sweep.py)
+    abstract = jax.tree.map(lambda x: jax.ShapeDtypeStruct((len(seeds), *x.shape), x.dtype), abstract)
   params, bn_state = ckpt.load_model(mngr, abstract, meta["step"])
+  if seeds is not None:
+    params, bn_state = jax.tree.map(lambda x: x[seeds.index(seed)], (params, bn_state))
+    config = apply_overrides(config, [f"seed={seed}"])
   return Agent(config=config, params=params, bn_state=bn_state, step=meta["step"])

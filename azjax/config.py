@@ -88,8 +88,8 @@ class SearchConfig:
   num_simulations: int = 32
   c_init: float = 1.25  # PUCT exploration constants
   c_base: float = 19652.0
-  dirichlet_alpha: float = 0.0  # 0 = the game's own alpha (games.py)
-  dirichlet_fraction: float = 0.25
+  dirichlet_alpha: float = 0.0  # puct only: 0 = the game's own alpha (games.py)
+  dirichlet_fraction: float = 0.25  # puct only (Gumbel search explores by its own Gumbel noise)
   unvisited_value: float = 0.0  # puct: Q of an unvisited move; 0 = AlphaGo Zero Methods, -1 = AlphaZero pseudocode
   # Go only: pgx (pass always legal, the papers' rules) | eyes (pass only after the opponent passed or
   # when every other move fills one's own eye; rules.py cites it). Against the early-pass collapse.
@@ -373,6 +373,7 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
   game_only = (("search.random_symmetry", c.search.random_symmetry, c.search.random_symmetry, go),  # (field, value,
                ("train.augment", c.train.augment, c.train.augment, go),                              # set, games)
                ("network.ownership", c.network.ownership, c.network.ownership != 0, go),
+               ("search.go_pass", c.search.go_pass, c.search.go_pass != "pgx", go),
                ("search.go_fill_eyes", c.search.go_fill_eyes, not c.search.go_fill_eyes, go),
                ("search.go_eyes", c.search.go_eyes, c.search.go_eyes != "simple", go),
                ("network.liberties", c.network.liberties, c.network.liberties, go),
@@ -413,7 +414,6 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
   for name in ("resign_check_fraction", "resign_false_positives"):
     value = getattr(c.selfplay, name)
     _check(0.0 < value < 1.0, f"selfplay.{name}", value, "must lie in (0, 1)")
-  _check(c.run.eval_engine_games >= 0, "run.eval_engine_games", c.run.eval_engine_games, "must be >= 0")
   _check(not c.run.eval_engine_games or c.game in ENGINE_GAMES, "run.eval_engine_games", c.run.eval_engine_games,
          f"0 for {c.game}: real engines play {', '.join(ENGINE_GAMES)}")
   _check(0.5 <= c.run.gate_score < 1.0, "run.gate_score", c.run.gate_score, "must lie in [0.5, 1)")
@@ -425,8 +425,11 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
     _check(1 <= c.selfplay.fast_simulations < c.search.num_simulations, "selfplay.fast_simulations",
            c.selfplay.fast_simulations, f"must lie in [1, search.num_simulations={c.search.num_simulations}) when "
            "selfplay.full_search_fraction < 1")
-  _check(list(c.train.lr_boundaries) == sorted(set(c.train.lr_boundaries)), "train.lr_boundaries",
-         c.train.lr_boundaries, "must be strictly increasing")
+  boundaries = list(c.train.lr_boundaries)
+  _check(boundaries == sorted(set(boundaries)) and min(boundaries, default=0) >= 0, "train.lr_boundaries",
+         c.train.lr_boundaries, "update counts >= 0, strictly increasing")
+  _check(c.search.c_base > 0, "search.c_base", c.search.c_base, "must be > 0 (PUCT divides by it)")
+  _check(c.train.momentum < 1.0, "train.momentum", c.train.momentum, "must lie in [0, 1)")
   _check(c.replay.window % c.selfplay.batch_size == 0, "replay.window", c.replay.window,
          f"must be a multiple of selfplay.batch_size={c.selfplay.batch_size} (each game slot owns an equal lane)")
   _check(c.replay.window >= c.train.batch_size, "replay.window", c.replay.window,

@@ -31,8 +31,10 @@ from azjax.records import CsvLog, EventLog, read_rows, row_step
 from azjax.config import Config, ConfigError, validate
 from azjax.games import spec
 
-# Fields that fix the shapes of the saved state: a resumed run must keep them.
+# Fields that fix the shapes of the saved state: a resumed run must keep them; and switches whose being on
+# (non-zero) adds a part to it (the replay's search values, gating's best network): it must keep them on or off.
 STRUCTURAL_FIELDS = ("game", "network", "selfplay.batch_size", "replay.window", "replay.compact", "train.optimizer")
+STRUCTURAL_SWITCHES = ("train.q_ratio", "run.gate_games")
 
 
 class DivergenceError(RuntimeError):
@@ -85,6 +87,8 @@ def check_compatible(saved: Config, config: Config) -> None:
   """Raises CheckpointError naming every structural field on which the configs differ."""
   diffs = [f"{f} (checkpoint {_get(saved, f)!r}, config {_get(config, f)!r})" for f in STRUCTURAL_FIELDS
            if _get(saved, f) != _get(config, f)]
+  diffs += [f"{f} on or off (checkpoint {_get(saved, f)!r}, config {_get(config, f)!r})" for f in STRUCTURAL_SWITCHES
+            if bool(_get(saved, f)) != bool(_get(config, f))]
   if diffs:
     raise ckpt.CheckpointError("the checkpoint does not fit this config: " + "; ".join(diffs))
 
@@ -151,7 +155,8 @@ def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: b
   run_dir = Path(run_dir or f"runs/{config.game}-{time.strftime('%Y%m%d-%H%M%S')}")
   run_dir.mkdir(parents=True, exist_ok=True)
   n = len(seeds) if seeds else 0
-  # Evaluated checkpoints stay on disk while later evaluations play them (a run's pool).
+  # Every evaluated checkpoint stays on disk (orbax's keep_period): later evaluations play the latest
+  # run.eval_pool of them, and all of them stay for matches after the run.
   pool = config.run.eval_every if config.run.eval_pool and not n else None
   mngr = ckpt.manager(run_dir / "checkpoints", keep=config.run.keep_checkpoints, keep_period=pool)
   notes = [f"removed {name}: a checkpoint write the run was stopped in" for name in ckpt.remove_unfinished(

@@ -1,4 +1,5 @@
-"""Presets: `paper` (the AlphaZero paper's numbers), `small` (one GPU), `smoke` (seconds on a CPU).
+"""Presets: `paper` (the AlphaZero paper's numbers), `small` (one GPU), `cpu` (learns within the hour on a
+2-core CPU), `smoke` (seconds on a CPU).
 
 Sources, cited where used:
   [AGZ]  Silver et al., Mastering the game of Go without human knowledge, Nature 2017, Methods.

@@ -47,7 +47,7 @@ class Outcome:
   rewards: chex.Array  # [B, 2] its outcome per player id (zeros for a draw or the length cap)
   first: chex.Array  # [B] int32 the player id that moved first
   ending: chex.Array  # [B] int32 how it ended: an index into rules.ENDINGS
-  value_sse: chex.Array  # [B] sum over its moves of (root value - the value target replay gives it)^2
+  value_sse: chex.Array  # [B] sum over its moves of (root value - the outcome, discounted as replay's target)^2
 
 
 @chex.dataclass(frozen=True)
@@ -129,6 +129,13 @@ def chunk_metrics(moves: Move, outcomes: Outcome, axis_name: str | None = None) 
 def per_game_keys(key: chex.PRNGKey, slot: chex.Array) -> chex.Array:
   """One key per game slot, independent of how the slots are sharded."""
   return jax.vmap(jax.random.fold_in, in_axes=(None, 0))(key, slot)
+
+
+def per_row_keys(key: chex.PRNGKey, slot: chex.Array, per_slot: int) -> chex.Array:
+  """`per_slot` keys for each game slot, slot-major (a minibatch's rows, replay.sample), independent of how the
+  slots are sharded."""
+  keys = jax.vmap(lambda k: jax.random.split(k, per_slot))(per_game_keys(key, slot))
+  return keys.reshape(-1, *keys.shape[2:])
 
 
 def init_actors(env: pgx.Env, key: chex.PRNGKey, slot: chex.Array, config: SelfPlayConfig | None = None) -> Actors:
@@ -264,7 +271,7 @@ def play_ply(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Ac
   decay = jnp.array([[[discount, 1.0, discount ** 2]]])  # one more ply between every earlier move and the end
   values = actors.values * decay + mover * jnp.stack([out.value, out.value ** 2, jnp.ones_like(out.value)], -1)[:, None]
   # sum over the moves of (v - z d^k)^2 = sum v^2 - 2 z sum v d^k + z^2 sum d^2k, per player with its outcome z,
-  # k each move's plies to the last (replay.finish's target)
+  # k each move's plies to the last (replay.finish's target, less train.q_ratio's share of the search value)
   sse = (values[..., 1] - 2 * rewards * values[..., 0] + values[..., 2] * rewards ** 2).sum(-1)
   ending = jnp.where(resigned, rules.ENDINGS.index("resignation"), rules.ending(game, state, ply, config.max_plies))
   outcome = Outcome(done=done, plies=ply, rewards=rewards, first=actors.first, ending=ending, value_sse=sse)

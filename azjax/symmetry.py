@@ -62,7 +62,8 @@ def symmetric_evaluator(evaluate, size: int):
   """`evaluate` seen through a random symmetry per position, its logits mapped back (the key is consumed)."""
 
   def wrapped(variables, key, state):
-    k = jax.random.randint(key, (state.observation.shape[0],), 0, NUM)
+    key, draw = jax.random.split(key)
+    k = jax.random.randint(draw, (state.observation.shape[0],), 0, NUM)
     obs = jax.vmap(functools.partial(observation, size=size))(state.observation, k)
     logits, value, extras = evaluate(variables, key, state.replace(observation=obs))
     back = jax.vmap(functools.partial(board, size=size, perm=inverse(size)))(logits, k)

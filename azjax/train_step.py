@@ -210,7 +210,7 @@ def _shard_step(program: Program, state: TrainState, coins: chex.Array, phase: s
     update_key, augment_key = jax.random.split(update_key)
     batch = replay_lib.sample(replay, selfplay.per_game_keys(update_key, actors.slot), per_lane)
     if config.train.augment:
-      keys = jax.random.split(augment_key, batch.value.shape[0])
+      keys = selfplay.per_row_keys(augment_key, actors.slot, per_lane)  # a row's symmetry: the same on any mesh
       obs, policy, legal, ownership = jax.vmap(functools.partial(symmetry.augment, size=rules.GO_SIZES[config.game]))(
           keys, batch.obs, batch.policy, batch.legal, batch.ownership)
       batch = batch.replace(obs=obs, policy=policy, legal=legal, ownership=ownership)

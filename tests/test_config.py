@@ -48,6 +48,10 @@ def test_overrides_parse_types():
     ("game=checkers", "game"),
     ("search.dirichlet_fraction=2", "search.dirichlet_fraction"),
     ("train.lr_boundaries=5,3", "train.lr_boundaries"),
+    ("train.lr_boundaries=-1,5", "train.lr_boundaries"),
+    ("search.c_base=0", "search.c_base"),
+    ("train.momentum=1", "train.momentum"),
+    ("search.go_pass=eyes", "search.go_pass"),  # Go only
     ("selfplay.full_search_fraction=0", "selfplay.full_search_fraction"),
     ("selfplay.full_search_fraction=0.5", "selfplay.fast_simulations"),  # no fast search given
     ("network.ownership=1.5", "network.ownership"),  # Go only
@@ -104,3 +108,17 @@ def test_cli_help_lists_every_field_with_defaults():
                 "replay.window", "train.lr_boundaries", "run.checkpoint_every", "seed"]:
     assert field in r.stdout
   assert "paper" in r.stdout and "smoke" in r.stdout and "800" in r.stdout
+
+
+def test_a_resumed_run_must_keep_what_shapes_its_saved_state():
+  from azjax.checkpoint import CheckpointError
+  from azjax.loop import check_compatible
+  saved = azjax.preset("tictactoe", "smoke")
+  check_compatible(saved, apply_overrides(saved, ["train.learning_rate=0.5", "search.num_simulations=3"]))
+  with pytest.raises(CheckpointError, match=r"replay.window \(checkpoint 1024, config 2048\)"):
+    check_compatible(saved, apply_overrides(saved, ["replay.window=2048"]))
+  # Switches that add a part to the state (the replay's search values, gating's network): on or off must match.
+  with pytest.raises(CheckpointError, match="train.q_ratio on or off.*run.gate_games on or off"):
+    check_compatible(saved, apply_overrides(saved, ["train.q_ratio=0.5", "run.gate_games=4", "run.eval_every=2"]))
+  on = apply_overrides(saved, ["train.q_ratio=0.5"])
+  check_compatible(on, apply_overrides(on, ["train.q_ratio=0.25"]))

@@ -88,6 +88,13 @@ def test_sweep_writes_tidy_results_and_resumes_after_a_crash(tmp_path, monkeypat
   for png in ("elo.png", "score_vs_random.png"):
     assert (whole / png).stat().st_size > 1000
   assert "| search.num_simulations=4 | 4 | 2 |" in (whole / "summary.md").read_text()
+  # A unit's checkpoint holds one network per seed: load_agent picks one by name, and asks for it otherwise.
+  unit = whole / "search.num_simulations=4" / "seeds-0-1"
+  first, second = azjax.load_agent(unit, seed=0), azjax.load_agent(unit, seed=1)
+  assert (first.step, second.step, first.config.seed, second.config.seed) == (4, 4, 0, 1)
+  assert not np.array_equal(jax.tree.leaves(first.params)[0], jax.tree.leaves(second.params)[0])
+  with pytest.raises(azjax.CheckpointError, match=r"seeds \[0, 1\]: name one"):
+    azjax.load_agent(unit)
 
   # A crash just after the second unit's step-2 checkpoint: the rerun skips the finished unit
   # and continues the other from step 2, ending exactly where the uninterrupted sweep did.

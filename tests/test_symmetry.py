@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import azjax
-from azjax import symmetry
+from azjax import selfplay, symmetry
 from azjax.games import make_env
 from azjax.search import Extras
 from conftest import batched_init, batched_step
@@ -47,6 +47,21 @@ def test_random_symmetry_in_search_maps_the_policy_back():
   plain = evaluate(None, None, state)[0]
   seen = symmetry.symmetric_evaluator(evaluate, 9)(None, jax.random.PRNGKey(3), state)[0]
   np.testing.assert_array_equal(plain, seen)
+  passed = []  # the key that drew the symmetries is consumed: the evaluator inside gets another
+  symmetry.symmetric_evaluator(lambda v, key, s: passed.append(key) or evaluate(v, key, s), 9)(
+      None, jax.random.PRNGKey(3), state)
+  assert not np.array_equal(passed[0], jax.random.PRNGKey(3))
+
+
+def test_augmentation_keys_follow_the_game_slots_not_the_devices():
+  """Each minibatch row's symmetry comes from its game slot's key: four devices holding two slots each draw
+  what one device holding all eight draws (a key split by row count repeated itself on every device)."""
+  key, slots = jax.random.PRNGKey(5), jnp.arange(8, dtype=jnp.int32)
+  whole = selfplay.per_row_keys(key, slots, 3)
+  parts = [selfplay.per_row_keys(key, slots[i:i + 2], 3) for i in range(0, 8, 2)]
+  assert whole.shape[0] == 24
+  np.testing.assert_array_equal(whole, np.concatenate(parts))
+  assert len({tuple(np.asarray(k)) for k in whole}) == 24
 
 
 def test_symmetry_switches_are_go_only_and_train():
