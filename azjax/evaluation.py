@@ -105,11 +105,14 @@ def engine_round(config: Config, agent: Agent, out: Path) -> tuple[dict, str]:
   return row, line
 
 
+def as_game(row: dict) -> elo.Game:
+  """A match's row (evals.csv, anchors.csv, or as played) as the Elo fit's games."""
+  return elo.Game(row["player"], row["opponent"], float(row["wins"]), float(row["draws"]), float(row["losses"]))
+
+
 def fit_curve(rows: list[dict]) -> tuple[elo.Ratings, list[dict]]:
   """Ratings of every player in the games of `rows`, and the curve: one row per evaluated step."""
-  games = [elo.Game(r["player"], r["opponent"], float(r["wins"]), float(r["draws"]), float(r["losses"]))
-           for r in rows]
-  ratings = elo.fit(games, ANCHOR, prior_draws=PRIOR_DRAWS)
+  ratings = elo.fit([as_game(r) for r in rows], ANCHOR, prior_draws=PRIOR_DRAWS)
   steps = sorted({int(r["step"]) for r in rows})
   curve = []
   for s in steps:
@@ -252,15 +255,14 @@ def anchor_games(config: Config, folder: Path) -> list[elo.Game]:
                     config.run.eval_games, opening_plies=config.run.eval_opening_plies)
     ckpt.atomic_write_text(path, f"player,opponent,wins,draws,losses\n{mcts.name},random,{r.wins},{r.draws},"
                                  f"{r.losses}\n")
-  return [elo.Game(r["player"], r["opponent"], float(r["wins"]), float(r["draws"]), float(r["losses"]))
-          for r in read_rows(path)]
+  return [as_game(r) for r in read_rows(path)]
 
 
 def evaluate_seed(config: Config, agent: Agent, anchors: list[elo.Game]) -> dict:
   """One seed's network against the anchors: scores, and its Elo fitted with the anchors' own games."""
   key = jax.random.fold_in(seed_key(config.seed, "eval"), agent.step)
   rows = play_round(config, agent, anchor_players(config), key)
-  games = anchors + [elo.Game(r["player"], r["opponent"], r["wins"], r["draws"], r["losses"]) for r in rows]
+  games = anchors + [as_game(r) for r in rows]
   ratings = elo.fit(games, ANCHOR, prior_draws=PRIOR_DRAWS)
   me = rows[0]["player"]
   lo, hi = ratings.interval(me)

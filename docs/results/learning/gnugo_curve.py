@@ -20,14 +20,13 @@ import sys
 from gnugo_summary import margins
 
 from azjax import elo
-from azjax.evaluation import ANCHOR, PRIOR_DRAWS, player_name
+from azjax.evaluation import ANCHOR, PRIOR_DRAWS, as_game, player_name
 
 GNUGO = "gnugo-level1"
 
 
 def curve(run_dir):
-  games = [elo.Game(r["player"], r["opponent"], float(r["wins"]), float(r["draws"]), float(r["losses"]))
-           for r in csv.DictReader(open(f"{run_dir}/evals.csv")) if not r["opponent"].startswith("gnugo")]
+  games = [as_game(r) for r in csv.DictReader(open(f"{run_dir}/evals.csv")) if not r["opponent"].startswith("gnugo")]
   evaluated = {int(g.first.removeprefix("step")) for g in games}
   by_step = {}
   # Matches played after the run, and the run's own GNU Go games (run.eval_engine_games: engine/step<N>/).
