@@ -40,6 +40,23 @@ def test_chess_special_moves(fen, moves):
     ChessPosition(fen).play(move)
 
 
+def test_fen_reader_builds_pgxs_state_in_one_program():
+  """pgx_private.from_fen gives pgx's own reader's state, bit for bit, and compiles once (pgx's compiles four
+  programs at every call: over a second a `position fen` on this CPU)."""
+  import jax
+  fens = ["rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+          "rnbqkbnr/pppp1ppp/8/8/3pP3/8/PPP2PPP/RNBQKBNR b KQkq e3 0 3",  # black to move, en passant
+          "r3k2r/8/8/8/8/8/8/R3K2R b Kq - 7 40", "4k3/8/8/8/8/8/8/4K2R w K - 99 80",
+          "7k/5Q2/6K1/8/8/8/8/8 b - - 0 1"]  # stalemate: no legal move
+  for fen in fens:
+    ours, theirs = pgx_private.from_fen(fen), pgx_private.symbol("from_fen")(fen)
+    assert jax.tree.structure(ours) == jax.tree.structure(theirs)
+    jax.tree.map(np.testing.assert_array_equal, ours, theirs)
+  assert pgx_private._chess_state()._cache_size() == 1
+  with pytest.raises(ValueError, match="side to move 'x'"):
+    pgx_private.from_fen("4k3/8/8/8/8/8/8/4K3 x - - 0 1")
+
+
 def test_chess_illegal_moves_raise_and_change_nothing():
   position = ChessPosition()
   for bad in ["e2e5", "e7e5", "zz", "e2e4q", "", "e1g1"]:
