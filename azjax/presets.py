@@ -171,12 +171,11 @@ _CPU_LIBERTIES = ("go9",)
 _CPU_EVAL_EVERY = {"go9": 400}
 
 # AlphaZero's tenfold learning-rate drop ([AZ]: 0.2 to 0.02 and on; train.lr_boundaries counts updates), once, late:
-# at update 6,400, step 1608 of go9's 2650 (updates start at step 9, when the replay first holds a batch). On seed 3
-# it left the strength where the constant rate had it (-21.1 points against GNU Go level 1 over 60 games at step
-# 2650, the constant rate's three seeds -21.1 over 100) and sharpened self-play: policy entropy 1.5 to 1.0, median
-# game 52 to 66-68 plies where the constant rate's fell to 49-60 (docs/results/learning, section 32; section 33 for
-# seeds 0 and 1). A drop at step 1200 gained nothing by 1600 (section 25). `--set train.lr_boundaries=` for a
-# constant rate.
+# at update 6,400, step 1608 of go9's 2650 (updates start at step 9, when the replay first holds a batch). Three seeds
+# at step 2650 against GNU Go level 1, 60 games each: -17.2, -18.5 and -21.1 points, pooled -18.9 (se 2.6), where the
+# constant rate's three seeds pooled -21.1 (se 3.5) over 100 games on another machine; self-play sharpens (policy
+# entropy 1.4 to 1.0-1.2) and its median game went from 57 plies to 59-72 (docs/results/learning, sections 32-33).
+# A drop at step 1200 gained nothing by 1600 (section 25). `--set train.lr_boundaries=` for a constant rate.
 _CPU_LR_BOUNDARIES = {"go9": (6400,)}
 
 # Go9's evaluations also play GNU Go level 1, 20 games (run.eval_engine_games; the anchor issue 16 measures
