@@ -105,19 +105,19 @@ def _small(game: str) -> Config:
   )
 
 
-# Sizes that learn on a 2-core CPU within the hour (issue 16). Deviations from the paper, each a
-# named switch: Gumbel search (Danihelka et al., ICLR 2022: learns 9x9 Go with few simulations where
-# PUCT fails at 16 or fewer), Go's pass rule (rules.py) and a smaller learning rate. Go trains on the
-# 8 symmetries of each position as AlphaGo Zero did ([AGZ] Methods; AlphaZero did not): on this CPU the
-# positions are what is scarce. The rate stays constant, except go9's one late drop (_CPU_LR_BOUNDARIES):
-# go9 with small's drops (at half and three quarters of 1200 steps) fitted its small window tighter and
-# lost games to random after them (docs/results/learning, section 6). Chess samples each position about 4 times (16 updates of 256 on
-# 1,024 new positions a step): its best run so far, 0.94 against random at 600 steps (section 9). Go9 at 16
-# updates a step beat go9 at 4 head to head at equal steps (0.69-0.83, two seeds) but not in equal CPU time
-# (0.06-0.52 at 22-69 minutes), and lost to GNU Go by as much: it stays at 4 (section 20). Shogi
-# plateaus at 0.73-0.91 against random from step 50 on, at 4 updates a step or 16 (section 9), so its run
-# is 300 steps: about 50 minutes of training on one core and 45 of evaluation (shogi_pcr's 10 s a step and
-# ~15 minutes an evaluation), where 1500 steps would take about 8 hours.
+# Sizes that learn on a 2-core CPU within the hour (issue 16). Deviations from the paper, each a named switch:
+# Gumbel search (Danihelka et al., ICLR 2022: learns 9x9 Go with few simulations where PUCT fails at 16 or
+# fewer), Go's pass rule (rules.py) and a smaller learning rate. Go trains on the 8 symmetries of each position
+# as AlphaGo Zero did ([AGZ] Methods; AlphaZero did not): on this CPU the positions are what is scarce. The rate
+# stays constant, except go9's one late drop (_CPU_LR_BOUNDARIES): go9 with small's drops (at half and three
+# quarters of 1200 steps) fitted its small window tighter and lost games to random after them
+# (docs/results/learning, section 6). Chess samples each position about 4 times (16 updates of 256 on 1,024 new
+# positions a step): its best run so far, 0.94 against random at 600 steps (section 9). Go9 at 16 updates a step
+# beat go9 at 4 head to head at equal steps (0.69-0.83, two seeds) but not in equal CPU time (0.06-0.52 at 22-69
+# minutes), and lost to GNU Go by as much: it stays at 4 (section 20). Shogi plateaus at 0.73-0.91 against
+# random from step 50 on, at 4 updates a step or 16 (section 9), so its run is 300 steps: about 50 minutes of
+# training on one core and 45 of evaluation (shogi_pcr's 10 s a step and ~15 minutes an evaluation), where 1500
+# steps would take about 8 hours.
 _CPU = {
     # game: (blocks, channels, simulations, games, window, train batch, updates, steps, learning rate)
     "tictactoe": (2, 32, 32, 128, 16384, 256, 8, 150, 0.1),
@@ -230,7 +230,7 @@ def _cpu(game: str) -> Config:
                               **_CPU_PLAYOUT_CAP.get(game, {}), **_CPU_RESIGN.get(game, {})),
       replay=ReplayConfig(window=window),
       train=TrainConfig(**dict(PAPER_TRAIN, batch_size=batch, learning_rate=lr,
-                                   lr_boundaries=_CPU_LR_BOUNDARIES.get(game, ())),
+                               lr_boundaries=_CPU_LR_BOUNDARIES.get(game, ())),
                         updates_per_step=updates, num_steps=steps, augment=game in GO_SIZES),
       run=RunConfig(log_every=10, checkpoint_every=100, eval_every=_CPU_EVAL_EVERY.get(game, 100),
                     eval_games=32, eval_pool=1, eval_mcts_simulations=_SMALL_MCTS_ANCHOR.get(game, 0),
