@@ -78,16 +78,18 @@ def from_fen(fen: str) -> pgx.State:
 @functools.cache
 def _chess_state():
   """The state of a parsed FEN, built as pgx's reader builds it (the board flipped for black to move)."""
-  game, legal_action_mask, flip = symbol("chess_game")(), symbol("chess_legal_action_mask"), symbol("chess_flip_pos")
+  game, game_state = symbol("chess_game")(), symbol("chess_game_state")
+  legal_action_mask, update_history = symbol("chess_legal_action_mask"), symbol("chess_update_history")
+  flip = symbol("chess_flip_pos")
 
   @jax.jit
   def build(rows, black, rights, ep, halfmove, fullmove):
     rows = jnp.where(black, -jnp.flip(rows, axis=0), rows)
-    x = symbol("chess_game_state")(
+    x = game_state(
         board=jnp.rot90(rows, k=3).flatten(), color=black.astype(jnp.int32),
         castling_rights=jnp.where(black, rights[::-1], rights),
         en_passant=jnp.where(black & (ep >= 0), flip(ep), ep), halfmove_count=halfmove, fullmove_count=fullmove)
-    x = symbol("chess_update_history")(x._replace(legal_action_mask=legal_action_mask(x)))
+    x = update_history(x._replace(legal_action_mask=legal_action_mask(x)))
     order = jnp.int32([0, 1])
     return pgx.chess.State(_player_order=order, _x=x, current_player=order[x.color],
                            legal_action_mask=x.legal_action_mask, terminated=game.is_terminal(x),
