@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Next lease, call 1 of 2 (call 2: session2.sh, at once, on the warm machine). First written for the 2026-11-26 lease: one device call: benches for issue 17 section 5 / GPU.md and a go9 run for issue 16.
+# Everything lands in $OUT: results.tgz (JSON, logs), go9run.tgz.partNN (the latest checkpoint).
+# LOCAL=1 shrinks every config to check this script on a CPU.
+# Changed after the 2026-11-26 lease, for the next one (README.md beside this): the go9 run's window is 262,144
+# (256 positions a lane, over two games), the chess-800 memory and go9-cpu benches (measured) are dropped, and
+# the chess benches get longer limits (they outran 50-130 s).
+set -u -o pipefail
+export PYTHONUNBUFFERED=1
+OUT=${OUT:-$(pwd)/gpu-results}; mkdir -p "$OUT"
+T0=$(date +%s); el() { echo "[t=$(( $(date +%s) - T0 ))s] $*"; }
+R=/tmp/res; rm -rf $R /tmp/go9-run; mkdir -p $R
+pack() { tar czf "$OUT/results.tgz.tmp" -C /tmp res && mv "$OUT/results.tgz.tmp" "$OUT/results.tgz"; }  # whole even if killed
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .gpu/wheels/*.whl \
+  || { echo "wheel install failed"; exit 1; }
+export PYTHONPATH=/tmp/site:$(pwd)
+nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv >$R/nvidia-smi.txt 2>&1
+python3 -c "import jax, mctx, pgx, haiku, optax, orbax.checkpoint, chex, numpy; print('jax', jax.__version__, jax.devices(), 'haiku', haiku.__version__, 'optax', optax.__version__, 'chex', chex.__version__, 'numpy', numpy.__version__)" 2>&1 | tee $R/devices.txt || { pack; exit 1; }
+el setup done
+
+if [[ ${LOCAL:-0} == 1 ]]; then  # tiny sizes, same commands
+  SMALL=(--set selfplay.batch_size=4 --set selfplay.chunk_plies=2 --set train.batch_size=16 --set train.updates_per_step=1 --set replay.window=256)
+  PAPER=(--set network.blocks=1 --set network.channels=8 --set search.num_simulations=4 "${SMALL[@]}")
+  RUN=(--set network.blocks=1 --set network.channels=8 --set network.value_hidden=16 "${SMALL[@]}"); TRAIN_S=45
+else
+  SMALL=()
+  PAPER=(--set search.num_simulations=64 --set selfplay.batch_size=256 --set selfplay.chunk_plies=8
+         --set train.batch_size=1024 --set train.updates_per_step=2 --set replay.window=262144)
+  RUN=(--set network.blocks=6 --set network.channels=128 --set network.value_hidden=256 --set selfplay.batch_size=1024
+       --set train.batch_size=2048 --set train.updates_per_step=8 --set replay.window=262144); TRAIN_S=300
+fi
+
+bench() {  # name, seconds, bench arguments...
+  local name=$1 t=$2; shift 2; el "bench $name"
+  timeout $t python3 -m experiments.bench "$@" --json $R/$name.json >$R/$name.txt 2>&1; local rc=$?
+  el "bench $name rc=$rc"; tail -n 32 $R/$name.txt; pack
+}
+
+# 1. go9: the cpu preset's algorithm on small's 6x128 network, for as long as the lease allows.
+el "go9 training"
+timeout $TRAIN_S python3 -m experiments.go9 --preset cpu "${RUN[@]}" \
+  --set train.num_steps=5000 --set run.log_every=5 --set run.checkpoint_every=10 --set run.eval_every=0 \
+  --set run.eval_games=0 --run-dir /tmp/go9-run --no-progress >$R/go9-train.log 2>&1
+el "go9 training rc=$? (124: stopped at its time, as planned)"; tail -n 3 /tmp/go9-run/metrics.csv
+cp /tmp/go9-run/metrics.csv /tmp/go9-run/config.json $R/ 2>/dev/null; pack
+last=$(ls /tmp/go9-run/checkpoints 2>/dev/null | grep -E '^[0-9]+$' | sort -n | tail -1)
+if [[ -n $last ]]; then
+  (cd /tmp && tar czf /tmp/go9run.tgz go9-run/config.json go9-run/metrics.csv go9-run/run.log go9-run/checkpoints/$last \
+     $(ls -d go9-run/checkpoints/* | grep -vE '/[0-9]+$|tmp') && split -b 15M -d /tmp/go9run.tgz "$OUT/go9run.tgz.part")
+  el "checkpoint $last packed: $(du -h /tmp/go9run.tgz | cut -f1)"
+fi
+
+# 2. Chess's cpu preset (issue 17 section 5's ratios), then bf16 inference on the paper's chess network (19x256).
+bench chess-cpu 150 --game chess --preset cpu "${SMALL[@]}" --repeats 3
+left=$((575 - $(date +%s) + T0)); (( left > 100 )) && left=100
+(( left > 30 )) && bench chess-19x256-precision $left --game chess --preset paper "${PAPER[@]}" --measure precision --repeats 5
+el done; ls -la "$OUT"
