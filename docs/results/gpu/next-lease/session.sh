@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Next lease, call 1 of 2 (call 2: session2.sh, at once, on the warm machine). First written for the 2026-11-26 lease: one device call: benches for issue 17 section 5 / GPU.md and a go9 run for issue 16.
+# Next lease, call 1 of 2 (call 2: session2.sh, at once, on the warm machine; README.md beside this).
+# go9 training for issue 16, then the chess benches for issue 17 section 5 and GPU.md.
 # Everything lands in $OUT: results.tgz (JSON, logs), go9run.tgz.partNN (the latest checkpoint).
 # LOCAL=1 shrinks every config to check this script on a CPU.
-# Changed after the 2026-11-26 lease, for the next one (README.md beside this): the go9 run's window is 262,144
-# (256 positions a lane, over two games), the chess-800 memory and go9-cpu benches (measured) are dropped, and
-# the chess benches get longer limits (they outran 50-130 s).
+# Since the 2026-11-26 lease (../2026-11-26-h200/README.md): the go9 run's window is 262,144 (256 positions a lane,
+# over two games) and it trains 300 s; the measured benches (chess-800 memory, go9-cpu) are dropped; chess's cpu
+# preset comes before the 19x256 benches, whose throughput moved to call 2 with a longer limit.
 set -u -o pipefail
 export PYTHONUNBUFFERED=1
 OUT=${OUT:-$(pwd)/gpu-results}; mkdir -p "$OUT"
