@@ -138,7 +138,9 @@ _CPU_PLAYOUT_CAP = {game: dict(full_search_fraction=0.25, fast_simulations=4) fo
 # Resignation (AlphaGo Zero, Methods: v_resign calibrated on the 10% of games played out, false positives
 # under 5%) for go9: in the same 600 steps, self-play finishes 1.4-1.7x as many games, and the resigning
 # network beat the one without 59-5 (seed 0) and 40-24 (seed 1) (docs/results/learning, section 9).
-# Unmeasured on 19x19, so off there as in AlphaZero.
+# Unmeasured on 19x19, so off there as in AlphaZero. Off for chess: its calibrated threshold fell to -1 within
+# 113-306 steps (a value head that does not know material cannot resign safely) and the run gained nothing
+# (0.477 head to head; docs/results/learning, section 34).
 _CPU_RESIGN = {"go9": dict(resign=True)}
 
 # KataGo's ownership target (Wu 2019, section 4.1; its weight 1.5) for go9: at 1200 steps the network
