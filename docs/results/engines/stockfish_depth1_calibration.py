@@ -4,7 +4,8 @@
       [--opponents stockfish,...] [--checkpoint RUN --simulations 16]
 
 Each player meets each opponent for GAMES games, colours alternating. `stockfish` is Stockfish at Skill Level 0 and
-depth 1, as `experiments.match --opponent stockfish --skill 0 --depth 1` runs it. Players:
+depth 1, the in-run evaluations' anchor (`azjax.engines.match.anchor_engine`), as `experiments.match --opponent
+stockfish --skill 0 --depth 1` runs it. Players:
   random   a uniformly random legal move;
   greedy1  mate in one if there is one, else the move that leaves the most material (ties at random);
   minimax2 the move whose worst reply (mate counted) leaves the most material: two plies of material minimax;
@@ -17,6 +18,8 @@ import sys
 
 import chess
 import chess.engine
+
+from azjax.engines.match import anchor_engine
 
 VALUE = {chess.PAWN: 1, chess.KNIGHT: 3, chess.BISHOP: 3, chess.ROOK: 5, chess.QUEEN: 9, chess.KING: 0}
 MATE = 1000
@@ -121,12 +124,10 @@ def search3(board, rng):
 
 
 class Engine:
-  """A UCI engine as a player: Stockfish at skill 0 and depth 1, or azjax's own engine over a checkpoint."""
+  """A UCI engine (python-chess's client) as a player: Stockfish, or azjax's own engine over a checkpoint."""
 
-  def __init__(self, command: list[str], limit, options=None):
-    self.engine = chess.engine.SimpleEngine.popen_uci(command, timeout=600)
-    self.engine.configure(options or {})
-    self.limit = limit
+  def __init__(self, engine: chess.engine.SimpleEngine, limit: chess.engine.Limit):
+    self.engine, self.limit = engine, limit
 
   def __call__(self, board, rng):
     return self.engine.play(board, self.limit).move
@@ -140,8 +141,8 @@ def play(white, black, rng) -> str:
 
 
 def match(player, opponent, games: int, seed: int) -> str:
-  """`games` games, colours alternating (the player white first); the player's score and its 95% interval."""
-  rng, score, w, d = random.Random(seed), 0.0, 0, 0
+  """`games` games, colours alternating (the player white first); the player's score and its standard error."""
+  rng, w, d = random.Random(seed), 0, 0
   for g in range(games):
     white_first = g % 2 == 0
     result = play(player, opponent, rng) if white_first else play(opponent, player, rng)
@@ -159,7 +160,6 @@ def main():
   p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
   p.add_argument("--games", type=int, default=20)
   p.add_argument("--seed", type=int, default=0)
-  p.add_argument("--stockfish", default="stockfish")
   p.add_argument("--players", default="random,greedy1,minimax2,search3")
   p.add_argument("--opponents", default="stockfish", help="stockfish and/or the players above")
   p.add_argument("--checkpoint", help="adds player `azjax`: azjax's UCI engine over this checkpoint")
@@ -172,10 +172,13 @@ def main():
     if name in builtin:
       return builtin[name]
     if name == "stockfish":
-      engines.append(Engine([a.stockfish], chess.engine.Limit(time=1.0, depth=1), {"Skill Level": 0}))
+      stockfish = anchor_engine("chess")()  # the Stockfish of the in-run evaluations and experiments.match
+      engines.append(Engine(stockfish.engine, stockfish.limit))
     elif name == "azjax" and a.checkpoint:
-      engines.append(Engine([sys.executable, "-m", "azjax.engines.uci", "--checkpoint", a.checkpoint,
-                             "--simulations", str(a.simulations)], chess.engine.Limit(nodes=a.simulations)))
+      command = [sys.executable, "-m", "azjax.engines.uci", "--checkpoint", a.checkpoint, "--simulations",
+                 str(a.simulations)]
+      engines.append(Engine(chess.engine.SimpleEngine.popen_uci(command, timeout=600),
+                            chess.engine.Limit(nodes=a.simulations)))
     else:
       p.error(f"unknown player {name!r}: one of {', '.join([*builtin, 'stockfish', 'azjax (with --checkpoint)'])}")
     return engines[-1]

@@ -13,6 +13,7 @@ import sys, collections
 import jax, jax.numpy as jnp, numpy as np
 from azjax.agent import load_agent
 from azjax import arena
+from chess_material_probe import material_balance  # this folder's probe
 run, step, sims, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 agent = load_agent(run, step).with_search(sys.argv[5:])
 env = agent.env
@@ -24,7 +25,6 @@ seat = jnp.where(jnp.arange(n) % 2 == 0, 0, 1)  # agent plays player 0 in even g
 step_j = jax.jit(jax.vmap(env.step))
 ret = np.zeros(n); plies = np.zeros(n, int)
 material = np.zeros(n)
-VAL = np.array([0, 1, 3, 3, 5, 9, 0])
 t = 0
 while True:
     done = np.asarray(state.terminated | state.truncated)
@@ -40,7 +40,7 @@ for i in range(n):
     if ret[i] != 0:
         kinds["agent won" if ret[i] > 0 else "agent lost"] += 1; continue
     b = x.board[i]
-    mat = (VAL[np.clip(b, 0, 6)].sum() - VAL[np.clip(-b, 0, 6)].sum()) * (1 if cp[i] == seat[i] else -1)
+    mat = material_balance(b) * (1 if cp[i] == seat[i] else -1)
     if x.step_count[i] >= 512: kind = "512-ply cap"
     elif not x.legal_action_mask[i].any(): kind = "stalemate"
     elif x.halfmove_count[i] >= 100: kind = "50-move rule"

@@ -10,24 +10,28 @@ values its side ahead by 6 or more points near +1 and behind near -1.
 import argparse
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pgx
 
-from azjax import load_agent
+from azjax import arena, load_agent
 
 PIECE_VALUE = np.array([0, 1, 3, 3, 5, 9, 0])  # pgx's board codes: 1 pawn .. 6 king, negative for the opponent
 BUCKETS = ((-99, -6), (-5, -2), (-1, 1), (2, 5), (6, 99))
 
 
+def material_balance(board: np.ndarray) -> np.ndarray:
+  """Material of the side whose view `board` is (pgx's: own pieces positive) less the other side's, per row."""
+  return (np.sign(board) * PIECE_VALUE[np.abs(board)]).sum(-1)
+
+
 def random_positions(games: int, seed: int = 1, plies=(20, 40, 60, 80)):
   env = pgx.make("chess")
-  state = jax.jit(jax.vmap(env.init))(jax.random.split(jax.random.PRNGKey(seed), games))
-  step = jax.jit(jax.vmap(env.step))
-  rng, out = np.random.default_rng(seed), []
+  key, start = jax.random.split(jax.random.PRNGKey(seed))
+  state = jax.jit(jax.vmap(env.init))(jax.random.split(start, games))
+  step, out = jax.jit(jax.vmap(env.step)), []
   for ply in range(1, max(plies) + 1):
-    mask = np.asarray(state.legal_action_mask)
-    state = step(state, jnp.asarray([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in mask]))
+    key, move = jax.random.split(key)
+    state = step(state, arena.random_player.act(state, move))
     if ply in plies:
       out.append(state)
   return out
@@ -37,8 +41,7 @@ def probe(agent, positions) -> tuple[np.ndarray, np.ndarray]:
   balance, value = [], []
   for i, state in enumerate(positions):
     live = ~np.asarray(state.terminated)
-    board = np.asarray(state._x.board)  # the player to move's view: own pieces positive  # noqa: SLF001
-    balance.append((np.sign(board) * PIECE_VALUE[np.abs(board)]).sum(1)[live])
+    balance.append(material_balance(np.asarray(state._x.board))[live])  # the player to move's view  # noqa: SLF001
     value.append(np.asarray(agent.analyse(state, jax.random.PRNGKey(i), num_simulations=2)["value"])[live])
   return np.concatenate(balance), np.concatenate(value)
 
