@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
-# Next lease, call 1 of 2 (call 2: session2.sh, at once, on the warm machine; README.md beside this).
-# go9 training for issue 16, then the chess benches for issue 17 section 5 and GPU.md.
-# Everything lands in $OUT: results.tgz (JSON, logs), go9run.tgz.partNN (the latest checkpoint).
+# The next lease, in two calls (README.md beside this): `bash .gpu/session.sh 1`, then at once on the warm machine
+# `bash .gpu/session.sh 2 SECONDS`. Part 1: go9 training for issue 16, the chess cpu preset's bench (issue 17
+# section 5) and bf16 on the paper's chess network (GPU.md). Part 2: that network's throughput against its floors,
+# then the shogi cpu preset's bench if SECONDS leave time.
+# Everything lands in $OUT: resultsN.tgz (JSON, logs) and, from part 1, go9run.tgz.partNN (the latest checkpoint).
 # LOCAL=1 shrinks every config to check this script on a CPU.
 # Since the 2026-11-26 lease (../2026-11-26-h200/README.md): the go9 run's window is 262,144 (256 positions a lane,
 # over two games) and it trains 300 s; the measured benches (chess-800 memory, go9-cpu) are dropped; chess's cpu
 # preset comes before the 19x256 benches, whose throughput moved to call 2 with a longer limit.
 set -u -o pipefail
 export PYTHONUNBUFFERED=1
+PART=${1:-1}; LIMIT=${2:-$( [[ $PART == 1 ]] && echo 580 || echo 200 )}
 OUT=${OUT:-$(pwd)/gpu-results}; mkdir -p "$OUT"
 T0=$(date +%s); el() { echo "[t=$(( $(date +%s) - T0 ))s] $*"; }
-R=/tmp/res; rm -rf $R /tmp/go9-run; mkdir -p $R
-pack() { tar czf "$OUT/results.tgz.tmp" -C /tmp res && mv "$OUT/results.tgz.tmp" "$OUT/results.tgz"; }  # whole even if killed
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .gpu/wheels/*.whl \
-  || { echo "wheel install failed"; exit 1; }
+R=/tmp/res$PART; rm -rf $R; mkdir -p $R
+pack() { tar czf "$OUT/results$PART.tgz.tmp" -C /tmp res$PART && mv "$OUT/results$PART.tgz.tmp" "$OUT/results$PART.tgz"; }  # whole even if killed
+[[ -d /tmp/site/mctx ]] || python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+  --target /tmp/site .gpu/wheels/*.whl || { echo "wheel install failed"; exit 1; }
 export PYTHONPATH=/tmp/site:$(pwd)
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv >$R/nvidia-smi.txt 2>&1
 python3 -c "import jax, mctx, pgx, haiku, optax, orbax.checkpoint, chex, numpy; print('jax', jax.__version__, jax.devices(), 'haiku', haiku.__version__, 'optax', optax.__version__, 'chex', chex.__version__, 'numpy', numpy.__version__)" 2>&1 | tee $R/devices.txt || { pack; exit 1; }
@@ -37,22 +40,31 @@ bench() {  # name, seconds, bench arguments...
   el "bench $name rc=$rc"; tail -n 32 $R/$name.txt; pack
 }
 
-# 1. go9: the cpu preset's algorithm on small's 6x128 network, for as long as the lease allows.
-el "go9 training"
-timeout $TRAIN_S python3 -m experiments.go9 --preset cpu "${RUN[@]}" \
-  --set train.num_steps=5000 --set run.log_every=5 --set run.checkpoint_every=10 --set run.eval_every=0 \
-  --set run.eval_games=0 --run-dir /tmp/go9-run --no-progress >$R/go9-train.log 2>&1
-el "go9 training rc=$? (124: stopped at its time, as planned)"; tail -n 3 /tmp/go9-run/metrics.csv
-cp /tmp/go9-run/metrics.csv /tmp/go9-run/config.json $R/ 2>/dev/null; pack
-last=$(ls /tmp/go9-run/checkpoints 2>/dev/null | grep -E '^[0-9]+$' | sort -n | tail -1)
-if [[ -n $last ]]; then
-  (cd /tmp && tar czf /tmp/go9run.tgz go9-run/config.json go9-run/metrics.csv go9-run/run.log go9-run/checkpoints/$last \
-     $(ls -d go9-run/checkpoints/* | grep -vE '/[0-9]+$|tmp') && split -b 15M -d /tmp/go9run.tgz "$OUT/go9run.tgz.part")
-  el "checkpoint $last packed: $(du -h /tmp/go9run.tgz | cut -f1)"
-fi
+if [[ $PART == 1 ]]; then
+  # 1. go9: the cpu preset's algorithm on small's 6x128 network, for as long as the lease allows.
+  el "go9 training"
+  rm -rf /tmp/go9-run
+  timeout $TRAIN_S python3 -m experiments.go9 --preset cpu "${RUN[@]}" \
+    --set train.num_steps=5000 --set run.log_every=5 --set run.checkpoint_every=10 --set run.eval_every=0 \
+    --set run.eval_games=0 --run-dir /tmp/go9-run --no-progress >$R/go9-train.log 2>&1
+  el "go9 training rc=$? (124: stopped at its time, as planned)"; tail -n 3 /tmp/go9-run/metrics.csv
+  cp /tmp/go9-run/metrics.csv /tmp/go9-run/config.json $R/ 2>/dev/null; pack
+  last=$(ls /tmp/go9-run/checkpoints 2>/dev/null | grep -E '^[0-9]+$' | sort -n | tail -1)
+  if [[ -n $last ]]; then
+    (cd /tmp && tar czf /tmp/go9run.tgz go9-run/config.json go9-run/metrics.csv go9-run/run.log go9-run/checkpoints/$last \
+       $(ls -d go9-run/checkpoints/* | grep -vE '/[0-9]+$|tmp') && split -b 15M -d /tmp/go9run.tgz "$OUT/go9run.tgz.part")
+    el "checkpoint $last packed: $(du -h /tmp/go9run.tgz | cut -f1)"
+  fi
 
-# 2. Chess's cpu preset (issue 17 section 5's ratios), then bf16 inference on the paper's chess network (19x256).
-bench chess-cpu 150 --game chess --preset cpu "${SMALL[@]}" --repeats 3
-left=$((575 - $(date +%s) + T0)); (( left > 100 )) && left=100
-(( left > 30 )) && bench chess-19x256-precision $left --game chess --preset paper "${PAPER[@]}" --measure precision --repeats 5
+  # 2. Chess's cpu preset (issue 17 section 5's ratios), then bf16 inference on the paper's chess network (19x256).
+  bench chess-cpu 150 --game chess --preset cpu "${SMALL[@]}" --repeats 3
+  left=$((LIMIT - 5 - $(date +%s) + T0)); (( left > 100 )) && left=100
+  (( left > 30 )) && bench chess-19x256-precision $left --game chess --preset paper "${PAPER[@]}" --measure precision --repeats 5
+else
+  # The paper's chess network (19x256) at 64 simulations and 256 games: throughput against its floors; then shogi.
+  left=$((LIMIT - 10)); (( left > 230 )) && left=230
+  bench chess-19x256 $left --game chess --preset paper "${PAPER[@]}" --measure throughput --repeats 3
+  left=$((LIMIT - 5 - $(date +%s) + T0))
+  (( left > 60 )) && bench shogi-cpu $left --game shogi --preset cpu "${SMALL[@]}" --repeats 3
+fi
 el done; ls -la "$OUT"
