@@ -152,6 +152,12 @@ class SelfPlayConfig:
   # the endgame would be played more randomly than the opening).
   endgame_temperature: float = 0.0
   max_plies: int = 0  # length cap (game over, scored a draw); 0 = the game's own rules
+  # Material adjudication at the length cap (chess; Zeta36/chess-alpha-zero, src/chess_zero/env/chess_env.py,
+  # ChessEnv.adjudicate, at its max_game_length): a self-play game stopped by max_plies or pgx's own 512-ply cap
+  # scores as a win for the side ahead by at least this many points of material (pawn 1, knight and bishop 3, rook
+  # 5, queen 9; rules.CHESS_PIECE_VALUES) and a draw otherwise. Its values then learn what material is worth where
+  # weak self-play rarely converts it. 0 = off: the cap is a draw (the papers). Evaluation games keep the rules.
+  adjudicate_material: int = 0
   # Playout-cap randomisation (KataGo: Wu 2019, arXiv:1902.10565, section 3.1): each ply is searched in full
   # with this probability and its positions train the policy and the value; otherwise every game gets a
   # search of `fast_simulations` without root noise, plays its move, and trains the value only. One coin per
@@ -378,7 +384,9 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
                ("search.go_eyes", c.search.go_eyes, c.search.go_eyes != "simple", go),
                ("network.liberties", c.network.liberties, c.network.liberties, go),
                ("network.attacks", c.network.attacks, c.network.attacks, chess),
-               ("network.policy_head", c.network.policy_head, c.network.policy_head != "flat", chess))
+               ("network.policy_head", c.network.policy_head, c.network.policy_head != "flat", chess),
+               ("selfplay.adjudicate_material", c.selfplay.adjudicate_material, c.selfplay.adjudicate_material,
+                chess))
   for name, value, set_, (label, games) in game_only:
     _check(not set_ or c.game in games, name, value, f"only for {label}, not {c.game}")
   _check(c.train.update_loop in UPDATE_LOOPS, "train.update_loop", c.train.update_loop,

@@ -173,6 +173,24 @@ def make_legal_moves(game: str, go_pass: str = "pgx", fill_eyes: bool = True, ey
                                     eyes=eyes))
 
 
+# Chess material by pgx's board codes (1 pawn, 2 knight, 3 bishop, 4 rook, 5 queen, 6 king): the usual 1, 3, 3, 5, 9.
+CHESS_PIECE_VALUES = (0, 1, 3, 3, 5, 9, 0)
+
+
+def chess_material_lead(state: pgx.State) -> chex.Array:
+  """[B] the material of the player to move less its opponent's (pgx keeps the board in the mover's view)."""
+  board = state._x.board  # noqa: SLF001
+  return (jnp.sign(board) * jnp.asarray(CHESS_PIECE_VALUES)[jnp.abs(board)]).sum(-1)
+
+
+def adjudicated_rewards(state: pgx.State, margin: int) -> chex.Array:
+  """[B, 2] a chess game stopped by a length cap, scored by material: a win for a side ahead by at least
+  `margin` points, a draw otherwise (selfplay.adjudicate_material)."""
+  lead = chess_material_lead(state)
+  mover_wins = jnp.where(lead >= margin, 1.0, jnp.where(lead <= -margin, -1.0, 0.0))
+  return mover_wins[:, None] * (2.0 * jax.nn.one_hot(state.current_player, 2) - 1.0)
+
+
 # How a finished game ended, one code per game (self-play's diagnostics count them).
 ENDINGS = ("win", "draw", "cap", "double_pass", "repetition", "resignation")  # resignation: selfplay.py
 # The plies at which pgx ends a game as over the length cap: 2 x points on Go boards, 512 in chess and shogi.

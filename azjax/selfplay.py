@@ -259,9 +259,12 @@ def play_ply(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Ac
   resigned = jnp.zeros_like(over) if resign_below is None else (
       (resignation < resign_below) & ~actors.resign_check & ~over)
   done = over | capped | resigned
-  # Only a real end of game scores; truncation and the length cap are draws. Resigning loses.
+  # Only a real end of game scores; truncation and the length cap are draws (unless adjudicated). Resigning loses.
   rewards = jnp.where(state.terminated[:, None], state.rewards, 0.0)
   rewards = jnp.where(resigned[:, None], 1.0 - 2.0 * jax.nn.one_hot(mover_id, 2), rewards)
+  if config.adjudicate_material:  # chess only (config.validate): the cap scored by material instead
+    at_cap = (capped | state.truncated) & ~state.terminated & ~resigned
+    rewards = jnp.where(at_cap[:, None], rules.adjudicated_rewards(state, config.adjudicate_material), rewards)
   ownership = owned = None
   if replay.ownership is not None:  # KataGo's ownership target: the final board of a game that really ended
     ownership, owned = rules.final_ownership(state, rules.GO_SIZES[game]), state.terminated & ~resigned

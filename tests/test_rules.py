@@ -171,3 +171,33 @@ def test_liberty_planes_of_a_hand_made_board():
   planes = np.asarray(rules.liberty_planes(mine, theirs, 9)).reshape(9, 9, 3)
   assert (planes[..., 0][board == 1] == 1).all()  # black: one liberty, the eye
   assert planes[3, 0].tolist() == [0, 0, 0] and planes[1, 1].tolist() == [0, 0, 0]  # white: more than 3; empty
+
+
+def test_chess_material_lead_is_the_movers_material_less_the_opponents_as_python_chess_counts_it():
+  import chess
+  from azjax.engines import pgx_private
+  values = {chess.PAWN: 1, chess.KNIGHT: 3, chess.BISHOP: 3, chess.ROOK: 5, chess.QUEEN: 9, chess.KING: 0}
+  rng, board, leads = np.random.default_rng(0), chess.Board(), set()
+  for ply in range(400):  # random games, restarted when over; every 8th position checked
+    board = chess.Board() if board.is_game_over() else board
+    board.push(rng.choice(list(board.legal_moves)))
+    if ply % 8 == 0:
+      state = jax.tree.map(lambda x: x[None], pgx_private.from_fen(board.fen()))
+      lead = sum(values[p.piece_type] * (1 if p.color == board.turn else -1) for p in board.piece_map().values())
+      assert int(rules.chess_material_lead(state)[0]) == lead
+      leads.add(lead)
+  assert len(leads) >= 5  # captures on both sides, not only the starting balance
+
+
+def test_adjudicated_rewards_give_the_game_to_the_side_ahead_by_the_margin():
+  from azjax.engines import pgx_private
+  fens = ["4k3/8/8/8/8/8/8/QR2K3 b - - 0 1",  # white 14 ahead, black to move
+          "4k3/8/8/8/8/8/8/QR2K3 w - - 0 1",  # the same, white to move
+          "r3k3/8/8/8/8/8/8/4K2N w - - 0 1"]  # black 2 ahead, white to move
+  state = jax.tree.map(lambda *x: jnp.stack(x), *[pgx_private.from_fen(f) for f in fens])
+  np.testing.assert_array_equal(rules.chess_material_lead(state), [-14, 14, -2])
+  white = np.asarray(state.current_player) ^ np.array([1, 0, 0])  # pgx's player id of white in each game
+  for margin, white_wins in ((1, [1, 1, -1]), (3, [1, 1, 0]), (15, [0, 0, 0])):
+    rewards = np.asarray(rules.adjudicated_rewards(state, margin))
+    np.testing.assert_array_equal(rewards[np.arange(3), white], white_wins)
+    np.testing.assert_array_equal(rewards.sum(-1), 0)

@@ -291,3 +291,27 @@ def test_a_player_below_the_threshold_resigns_and_loses_except_in_check_games():
       check[g] = False  # its next game's records are not followed here
     low[np.asarray(outcome.done)] = 1.0
   assert not check.any()  # every check game ended within 9 plies (tic-tac-toe)
+
+
+@pytest.mark.parametrize("margin, black_value", [(9, -1.0), (15, 0.0)])
+def test_a_chess_game_at_the_length_cap_is_scored_by_material_when_adjudicated(margin, black_value):
+  """Black, a queen and a rook down, makes the cap's last move: with adjudication at a margin of 9 the game is
+  white's, and black's position trains towards -1; at 15 it stays a draw."""
+  from azjax.engines import pgx_private
+  env = make_env("chess")
+  net = make_network(NetworkConfig(blocks=1, channels=8, value_hidden=16), env.num_actions)
+  search = make_search(env, net, SearchConfig(num_simulations=2), "chess")
+  actors = selfplay.init_actors(env, jax.random.PRNGKey(0), jnp.arange(2, dtype=jnp.int32))
+  root = pgx_private.from_fen("4k3/8/8/8/8/8/8/QR2K3 b - - 0 1")
+  actors = actors.replace(env=jax.tree.map(lambda x: jnp.stack([x, x]), root), ply=jnp.full(2, 59, jnp.int32))
+  variables = net.init(jax.random.PRNGKey(1), actors.env.observation)
+  obs = actors.env.observation
+  replay = replay_lib.init(2, 8, jax.ShapeDtypeStruct(obs.shape[1:], obs.dtype), env.num_actions)
+  config = SelfPlayConfig(max_plies=60, adjudicate_material=margin)
+  ply = jax.jit(lambda a, r, k: selfplay.play_ply(env, search, config, variables, a, r, k, "chess"))
+  _, replay, outcome, _ = ply(actors, replay, jax.random.PRNGKey(2))
+  black = int(root.current_player)
+  assert np.all(outcome.done) and np.all(outcome.ending == rules.ENDINGS.index("cap"))
+  np.testing.assert_array_equal(outcome.rewards[:, black], black_value)
+  np.testing.assert_array_equal(outcome.rewards[:, 1 - black], -black_value)
+  np.testing.assert_array_equal(replay.value[:, 0], black_value)  # black's position, the only one written
