@@ -1,0 +1,71 @@
+"""What material is worth in a chess network's own games. `python chess_selfplay_material.py RUN STEP [--games 64]`.
+
+Plays GAMES games of the step's network against itself, searched as its run searches (its simulations, no
+playout cap) and sampled as its self-play samples (selfplay.select_action: temperature 1 for the first
+temperature_plies, then the run's endgame temperature), by the rules (no length cap short of MAX_PLIES, no
+adjudication). For every position in play it records the material lead of the player to move
+(chess_material_probe.material_balance), the network's root value, and the game's final result for that player.
+Prints the correlations between the three and, by material lead, the mean result and the mean value: what a value
+head trained on such games can learn material to be worth, and what this one learnt.
+"""
+
+import argparse
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pgx
+
+from azjax import load_agent, selfplay
+from chess_material_probe import BUCKETS, material_balance
+
+MAX_PLIES = 512  # pgx's own cap
+
+
+def play(agent, games: int, seed: int = 7):
+  env, sp = pgx.make("chess"), agent.config.selfplay
+  key, start = jax.random.split(jax.random.PRNGKey(seed))
+  state = jax.jit(jax.vmap(env.init))(jax.random.split(start, games))
+  step = jax.jit(jax.vmap(env.step))
+  choose = jax.jit(jax.vmap(selfplay.select_action, in_axes=(0, 0, None, None, None)), static_argnums=(3, 4))
+  lead, mover, live, value, result = [], [], [], [], np.zeros((games, 2))
+  for ply in range(MAX_PLIES):
+    in_play = ~np.asarray(state.terminated | state.truncated)
+    if not in_play.any():
+      break
+    key, search_key, move_key = jax.random.split(key, 3)
+    out = agent.analyse(state, search_key)
+    lead.append(material_balance(np.asarray(state._x.board)))  # noqa: SLF001
+    mover.append(np.asarray(state.current_player))
+    live.append(in_play)
+    value.append(out["value"])
+    action = choose(jax.random.split(move_key, games), jnp.asarray(out["policy"]), ply, sp.temperature_plies,
+                    sp.endgame_temperature)
+    before = np.asarray(state.terminated)
+    state = step(state, jnp.where(jnp.asarray(in_play), action, 0))
+    ended = np.asarray(state.terminated) & ~before
+    result[ended] = np.asarray(state.rewards)[ended]
+  lead, mover, live, value = map(np.array, (lead, mover, live, value))
+  z = result[np.arange(games)[None], mover]  # [plies, games] each position's result for its mover
+  return lead[live], value[live], z[live], (np.abs(result).sum(1) > 0).mean()
+
+
+def main():
+  p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+  p.add_argument("run")
+  p.add_argument("step", type=int)
+  p.add_argument("--games", type=int, default=64)
+  a = p.parse_args()
+  lead, value, z, decisive = play(load_agent(a.run, step=a.step), a.games)
+  c = lambda x, y: np.corrcoef(x, y)[0, 1]
+  print(f"{a.run} step {a.step}: {a.games} games, {decisive:.2f} decisive, {len(z)} positions; correlations: "
+        f"lead-result {c(lead, z):.3f}, value-result {c(value, z):.3f}, value-lead {c(value, lead):.3f}")
+  print("| material lead | positions | mean result | mean value |\n|---|---|---|---|")
+  for lo, hi in BUCKETS:
+    s = (lead >= lo) & (lead <= hi)
+    name = f"{lo:+d} to {hi:+d}".replace("-99 to -6", "-6 or less").replace("+6 to +99", "+6 or more")
+    print(f"| {name} | {s.sum()} | {z[s].mean():+.3f} | {value[s].mean():+.3f} |")
+
+
+if __name__ == "__main__":
+  main()
