@@ -12,8 +12,7 @@ than the one ply that 16 considered moves at 16 simulations allow.
 import sys, collections
 import jax, jax.numpy as jnp, numpy as np
 from azjax.agent import load_agent
-from azjax import arena
-from chess_material_probe import material_balance  # this folder's probe
+from azjax import arena, rules
 run, step, sims, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 agent = load_agent(run, step).with_search(sys.argv[5:])
 env = agent.env
@@ -35,12 +34,12 @@ while True:
     ret += np.asarray(state.rewards[jnp.arange(n), seat]); plies += ~done; t += 1
 x = jax.device_get(state._x)
 cp = np.asarray(state.current_player)
+lead = np.asarray(rules.chess_material_lead(state))  # for the player to move
 kinds = collections.Counter()
 for i in range(n):
     if ret[i] != 0:
         kinds["agent won" if ret[i] > 0 else "agent lost"] += 1; continue
-    b = x.board[i]
-    mat = material_balance(b) * (1 if cp[i] == seat[i] else -1)
+    mat = int(lead[i]) * (1 if cp[i] == seat[i] else -1)
     if x.step_count[i] >= 512: kind = "512-ply cap"
     elif not x.legal_action_mask[i].any(): kind = "stalemate"
     elif x.halfmove_count[i] >= 100: kind = "50-move rule"

@@ -13,15 +13,9 @@ import jax
 import numpy as np
 import pgx
 
-from azjax import arena, load_agent
+from azjax import arena, load_agent, rules
 
-PIECE_VALUE = np.array([0, 1, 3, 3, 5, 9, 0])  # pgx's board codes: 1 pawn .. 6 king, negative for the opponent
 BUCKETS = ((-99, -6), (-5, -2), (-1, 1), (2, 5), (6, 99))
-
-
-def material_balance(board: np.ndarray) -> np.ndarray:
-  """Material of the side whose view `board` is (pgx's: own pieces positive) less the other side's, per row."""
-  return (np.sign(board) * PIECE_VALUE[np.abs(board)]).sum(-1)
 
 
 def random_positions(games: int, seed: int = 1, plies=(20, 40, 60, 80)):
@@ -41,7 +35,7 @@ def probe(agent, positions) -> tuple[np.ndarray, np.ndarray]:
   balance, value = [], []
   for i, state in enumerate(positions):
     live = ~np.asarray(state.terminated)
-    balance.append(material_balance(np.asarray(state._x.board))[live])  # the player to move's view  # noqa: SLF001
+    balance.append(np.asarray(rules.chess_material_lead(state))[live])  # the player to move's view
     value.append(np.asarray(agent.analyse(state, jax.random.PRNGKey(i), num_simulations=2)["value"])[live])
   return np.concatenate(balance), np.concatenate(value)
 

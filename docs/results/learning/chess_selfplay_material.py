@@ -4,7 +4,7 @@ Plays GAMES games of the step's network against itself, searched as its run sear
 playout cap) and sampled as its self-play samples (selfplay.select_action: temperature 1 for the first
 temperature_plies, then the run's endgame temperature), by the rules (no length cap short of MAX_PLIES, no
 adjudication). For every position in play it records the material lead of the player to move
-(chess_material_probe.material_balance), the network's root value, and the game's final result for that player.
+(rules.chess_material_lead), the network's root value, and the game's final result for that player.
 Prints the correlations between the three and, by material lead, the mean result and the mean value: what a value
 head trained on such games can learn material to be worth, and what this one learnt.
 """
@@ -16,8 +16,8 @@ import jax.numpy as jnp
 import numpy as np
 import pgx
 
-from azjax import load_agent, selfplay
-from chess_material_probe import BUCKETS, material_balance
+from azjax import load_agent, rules, selfplay
+from chess_material_probe import BUCKETS
 
 MAX_PLIES = 512  # pgx's own cap
 
@@ -35,7 +35,7 @@ def play(agent, games: int, seed: int = 7):
       break
     key, search_key, move_key = jax.random.split(key, 3)
     out = agent.analyse(state, search_key)
-    lead.append(material_balance(np.asarray(state._x.board)))  # noqa: SLF001
+    lead.append(np.asarray(rules.chess_material_lead(state)))
     mover.append(np.asarray(state.current_player))
     live.append(in_play)
     value.append(out["value"])
