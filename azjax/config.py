@@ -157,7 +157,8 @@ class SelfPlayConfig:
   # scores as a win for the side ahead by at least this many points of material (pawn 1, knight and bishop 3, rook
   # 5, queen 9; rules.CHESS_PIECE_VALUES) and a draw otherwise. Its values then learn what material is worth where
   # weak self-play rarely converts it. 0 = off: the cap is a draw (the papers). Evaluation games keep the rules.
-  # Measured on chess's cpu preset (cap 160, margin 3; docs/results/learning, section 35): no gain, so off there.
+  # Measured on chess's cpu preset (cap 160, margin 3; docs/results/learning): alone no gain (section 35); with
+  # network.attacks a clear one (section 36), so the chess cpu preset has both.
   adjudicate_material: int = 0
   # Playout-cap randomisation (KataGo: Wu 2019, arXiv:1902.10565, section 3.1): each ply is searched in full
   # with this probability and its positions train the policy and the value; otherwise every game gets a

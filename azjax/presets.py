@@ -215,6 +215,16 @@ _CPU_ENDGAME_TEMPERATURE = {"chess": 0.45}
 # FLOPs a position and has 87k parameters where the flat head's 2x32 network has 678k.
 _CPU_POLICY_HEAD = {"chess": "planes"}
 
+# Chess: Giraffe's attack planes (network.attacks; Lai 2015, arXiv:1509.01549) together with chess-alpha-zero's
+# material adjudication of games stopped at a 160-ply cap (selfplay.adjudicate_material, margin 3; Zeta36's
+# ChessEnv.adjudicate). Either alone gained nothing measurable at 600 steps (0.555 and 0.508-0.523 head to head;
+# docs/results/learning, sections 26 and 35); together, at step 600, they beat adjudication alone 0.719 (seed 1) and
+# 0.711 (seed 0) over 64 games each, and the preset without both 0.742 (seed 1), and lose less to a one-ply material
+# player (0.175-0.250 against 0.100; section 36). The adjudicated value knows material, the planes show what hangs.
+# `--set network.attacks=false --set selfplay.max_plies=0 --set selfplay.adjudicate_material=0` for the papers'.
+_CPU_ATTACKS = {"chess"}
+_CPU_ADJUDICATION = {"chess": dict(max_plies=160, adjudicate_material=3)}
+
 
 def _cpu(game: str) -> Config:
   blocks, channels, sims, games, window, batch, updates, steps, lr = _CPU[game]
@@ -222,14 +232,16 @@ def _cpu(game: str) -> Config:
       game=game,
       network=NetworkConfig(blocks=blocks, channels=channels, value_hidden=channels * 2,
                             ownership=_CPU_OWNERSHIP.get(game, 0.0), global_pooling=game in _CPU_GLOBAL_POOLING,
-                            liberties=game in _CPU_LIBERTIES, policy_head=_CPU_POLICY_HEAD.get(game, "flat")),
+                            liberties=game in _CPU_LIBERTIES, attacks=game in _CPU_ATTACKS,
+                            policy_head=_CPU_POLICY_HEAD.get(game, "flat")),
       search=SearchConfig(**dict(PAPER_SEARCH, algorithm="gumbel", num_simulations=sims,
                                  go_pass=_GO_PASS.get(game, "pgx"), discount=_CPU_DISCOUNT.get(game, 1.0),
                                  **_CPU_GO_EYES.get(game, {}))),
       selfplay=SelfPlayConfig(batch_size=games, chunk_plies=16,
                               temperature_plies=PAPER_TEMPERATURE_PLIES,
                               endgame_temperature=_CPU_ENDGAME_TEMPERATURE.get(game, 0.0),
-                              **_CPU_PLAYOUT_CAP.get(game, {}), **_CPU_RESIGN.get(game, {})),
+                              **_CPU_PLAYOUT_CAP.get(game, {}), **_CPU_RESIGN.get(game, {}),
+                              **_CPU_ADJUDICATION.get(game, {})),
       replay=ReplayConfig(window=window),
       train=TrainConfig(**dict(PAPER_TRAIN, batch_size=batch, learning_rate=lr,
                                lr_boundaries=_CPU_LR_BOUNDARIES.get(game, ())),

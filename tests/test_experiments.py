@@ -65,10 +65,12 @@ def test_smoke_run_then_resume_from_the_command_line(tmp_path):
 
 @pytest.mark.parametrize("game, search, extra", [("othello", "puct", ()), ("go9", "puct", ()), ("go9", "gumbel", ()),
                                                  ("go", "puct", ()), ("chess", "puct", ()), ("shogi", "puct", ()),
-                                                 ("chess", "gumbel", ("network.policy_head=planes",))])
+                                                 ("chess", "gumbel", ("network.policy_head=planes", "network.attacks=true",
+                                                                      "selfplay.max_plies=160",
+                                                                      "selfplay.adjudicate_material=3"))])
 def test_smoke_preset_trains(game, search, extra):
   """Every game's smoke preset compiles and takes real steps (tic-tac-toe and connect four run whole elsewhere);
-  chess also with AlphaZero's policy planes, as its cpu preset trains."""
+  chess also with AlphaZero's policy planes, the attack planes and material adjudication, as its cpu preset trains."""
   import jax
   import numpy as np
   config = azjax.apply_overrides(azjax.preset(game, "smoke"),
