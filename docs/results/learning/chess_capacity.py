@@ -24,27 +24,21 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
-import pgx
 
-from azjax import arena, presets, rules
+import chess_material_probe
+from azjax import presets, rules
 from azjax.network import make_network
 
 VALUES = {chess.PAWN: 1, chess.KNIGHT: 3, chess.BISHOP: 3, chess.ROOK: 5, chess.QUEEN: 9, chess.KING: 100}
 
 
-def random_positions(games: int, seed: int = 0, plies=range(8, 161, 8)):
+def random_positions(games: int, plies=range(8, 161, 8)):
   """(observations [N, 8, 8, 119] uint8, material leads [N]) of the live positions of `games` random games."""
-  env = pgx.make("chess")
-  key, start = jax.random.split(jax.random.PRNGKey(seed))
-  state = jax.jit(jax.vmap(env.init))(jax.random.split(start, games))
-  step, obs, lead = jax.jit(jax.vmap(env.step)), [], []
-  for ply in range(1, max(plies) + 1):
-    key, move = jax.random.split(key)
-    state = step(state, arena.random_player.act(state, move))
-    if ply in plies:
-      live = ~np.asarray(state.terminated)
-      obs.append(np.asarray(state.observation)[live].astype(np.uint8))
-      lead.append(np.asarray(rules.chess_material_lead(state))[live])
+  obs, lead = [], []
+  for state in chess_material_probe.random_positions(games, seed=0, plies=tuple(plies)):
+    live = ~np.asarray(state.terminated)
+    obs.append(np.asarray(state.observation)[live].astype(np.uint8))
+    lead.append(np.asarray(rules.chess_material_lead(state))[live])
   return np.concatenate(obs), np.concatenate(lead)
 
 
