@@ -5,7 +5,7 @@
 
 Self-play gives the value head a game's outcome, a weak and late signal. Here the same network (the preset's
 `network`, trained as the preset trains: SGD with momentum 0.9 at 0.002 and L2 1e-4, or Adam at 1e-3) regresses its
-value head on a label computed from the position itself, so what it cannot learn here it cannot learn from games:
+value head on a label computed from the position itself: what it learns slowly here, from games it learns slower:
 - `material`: the mover's material lead (pawn 1, knight and bishop 3, rook 5, queen 9; `rules.chess_material_lead`),
   as lead / 10, clipped to [-1, 1];
 - `capture`: the most the mover wins at once, what a one-ply material player sees: over its legal captures, the
@@ -27,10 +27,8 @@ import optax
 
 import chess_material_probe
 from azjax import presets, rules
+from azjax.learner import l2_penalty
 from azjax.network import make_network
-
-VALUES = {chess.PAWN: 1, chess.KNIGHT: 3, chess.BISHOP: 3, chess.ROOK: 5, chess.QUEEN: 9, chess.KING: 100}
-
 
 def random_positions(games: int, plies=range(8, 161, 8)):
   """(observations [N, 8, 8, 119] uint8, material leads [N]) of the live positions of `games` random games."""
@@ -60,8 +58,9 @@ def capture_gain(b: chess.Board) -> int:
     taken = b.piece_at(move.to_square)
     if taken is None:
       continue
-    gain = VALUES[taken.piece_type]
-    mover = VALUES[b.piece_at(move.from_square).piece_type]
+    # python-chess's piece types are pgx's codes, 1 pawn .. 6 king; a king is never recaptured (legal moves)
+    gain = rules.CHESS_PIECE_VALUES[taken.piece_type]
+    mover = rules.CHESS_PIECE_VALUES[b.piece_at(move.from_square).piece_type]
     b.push(move)
     if b.is_attacked_by(chess.BLACK, move.to_square):
       gain -= mover
@@ -86,7 +85,7 @@ def main():
   t0 = time.time()
   obs, lead = random_positions(a.games)
   if a.target == "material":
-    label = np.clip(lead / 10.0, -1, 1)
+    label = lead / 10.0
   else:
     label = np.array([capture_gain(board(o)) for o in obs], np.float32) / 9.0
   label = np.clip(label, -1, 1).astype(np.float32)
@@ -112,8 +111,7 @@ def main():
 
   def loss(params, bn, x, y):
     (_, value), bn = net.apply(params, bn, x, True)
-    penalty = sum(jnp.sum(w ** 2) for w in jax.tree.leaves(params))
-    return jnp.mean((value - y) ** 2) + l2 * penalty, bn
+    return jnp.mean((value - y) ** 2) + l2_penalty(params, l2), bn
 
   @jax.jit
   def update(params, bn, opt_state, x, y):
