@@ -221,7 +221,8 @@ _CPU_POLICY_HEAD = {"chess": "planes"}
 # docs/results/learning, sections 26 and 35); together, at step 600, they beat adjudication alone 0.719 (seed 1) and
 # 0.711 (seed 0) over 64 games each, and the preset without both 0.742 (seed 1), and lose less to a one-ply material
 # player (0.175-0.250 against 0.100; section 36); against uniform random 0.965 and 0.922 (seeds 1, 0; 128 games),
-# where the preset before scored 0.953-0.961. The adjudicated value knows material, the planes show what hangs.
+# where the preset before scored 0.953-0.961; at the preset's 800 steps 0.934 and 0.938, beating its own step 600
+# (0.555, 0.602; section 37). The adjudicated value knows material, the planes show what hangs.
 # `--set network.attacks=false --set selfplay.max_plies=0 --set selfplay.adjudicate_material=0` for the papers'.
 _CPU_ATTACKS = {"chess"}
 _CPU_ADJUDICATION = {"chess": dict(max_plies=160, adjudicate_material=3)}
