@@ -130,6 +130,13 @@ class SearchConfig:
   # Below 0 the searcher avoids the draws its tree reaches, against a weaker opponent; the values the network
   # learns stay the games' outcomes. Measured in docs/results/learning, section 17.
   draw_value: float = 0.0
+  # Chess: a move into a position that occurred earlier in the game ends its branch as a draw inside the search
+  # (a twofold repetition), so a searcher that is ahead looks for progress instead of shuffling towards a
+  # threefold repetition its tree is too shallow to see. Lc0 marks repetitions in its tree as draws (v0.26.2,
+  # --two-fold-draws, on by default at play), and Stockfish's search scores a repetition a draw. False = the
+  # papers (only pgx's threefold ends a line); the games keep the real rule. Measured in docs/results/learning,
+  # section 37.
+  twofold_draw: bool = False
   # KataGo's score utility (Wu 2019, arXiv:1902.10565; search.py's SCORE_* constants cite the rest), Go with an
   # ownership head: each value in the search gains dynamic * f((s - c) / (0.75 sqrt A)) + static * f(s / (2 sqrt
   # A)), f = (2 / pi) atan, s the expected final margin (the ownership head's; the board's at a game's end), c the
@@ -388,7 +395,8 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
                ("network.attacks", c.network.attacks, c.network.attacks, chess),
                ("network.policy_head", c.network.policy_head, c.network.policy_head != "flat", chess),
                ("selfplay.adjudicate_material", c.selfplay.adjudicate_material, c.selfplay.adjudicate_material,
-                chess))
+                chess),
+               ("search.twofold_draw", c.search.twofold_draw, c.search.twofold_draw, chess))
   for name, value, set_, (label, games) in game_only:
     _check(not set_ or c.game in games, name, value, f"only for {label}, not {c.game}")
   _check(c.train.update_loop in UPDATE_LOOPS, "train.update_loop", c.train.update_loop,

@@ -183,6 +183,13 @@ def chess_material_lead(state: pgx.State) -> chex.Array:
   return (jnp.sign(board) * jnp.asarray(CHESS_PIECE_VALUES)[jnp.abs(board)]).sum(-1)
 
 
+def chess_repetitions(state: pgx.State) -> chex.Array:
+  """[B] how often the current chess position occurred earlier in the game: pgx keeps the position hashes newest
+  first, the current one at 0, and ends the game at two earlier ones (threefold repetition)."""
+  history = state._x.hash_history  # noqa: SLF001
+  return (history == history[:, :1]).all(-1).sum(-1) - 1
+
+
 def adjudicated_rewards(state: pgx.State, margin: int) -> chex.Array:
   """[B, 2] a chess game stopped by a length cap, scored by material: a win for a side ahead by at least
   `margin` points, a draw otherwise (selfplay.adjudicate_material)."""
@@ -205,10 +212,8 @@ def ending(game: str, state: pgx.State, ply: chex.Array, max_plies: int = 0) -> 
   truncation; "double_pass": Go's two passes in a row; "repetition": chess's threefold repetition."""
   cap = jnp.minimum(PGX_CAPS.get(game, 1 << 30), max_plies if max_plies > 0 else 1 << 30)
   code = jnp.where((state.rewards != 0).any(-1), 0, 1)
-  if game == "chess":  # pgx keeps the position hashes newest first; three equal ones end the game
-    history = state._x.hash_history
-    repeats = (history == history[:, :1]).all(-1).sum(-1) - 1
-    code = jnp.where(repeats >= 2, 4, code)
+  if game == "chess":
+    code = jnp.where(chess_repetitions(state) >= 2, 4, code)
   if game in GO_SIZES:
     code = jnp.where(state._x.consecutive_pass_count >= 2, 3, code)
   return jnp.where(state.truncated | (ply >= cap), 2, code).astype(jnp.int32)

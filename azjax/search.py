@@ -274,7 +274,7 @@ def lean(state: pgx.State) -> pgx.State:
 
 def make_recurrent_fn(env: pgx.Env, evaluate: Evaluate, legal_moves: LegalMoves, width: int = 0,
                       discount: float = 1.0, moves_left: bool = False, draw_value: float = 0.0,
-                      utility: Callable | None = None) -> mctx.RecurrentFn:
+                      utility: Callable | None = None, twofold_draw: bool = False) -> mctx.RecurrentFn:
   """The one adapter from pgx to mctx: steps the game, evaluates the child, masks its illegal moves.
 
   A branch ends where a game ends, `terminated | truncated`, as in self-play: pgx zeroes the rewards
@@ -283,7 +283,8 @@ def make_recurrent_fn(env: pgx.Env, evaluate: Evaluate, legal_moves: LegalMoves,
   are those of its own legal moves. `discount` (search.discount) shrinks each ply's value on the way up.
   With `moves_left`, each node keeps the evaluator's plies left (0 where the game ended). A `draw_value` d
   (search.draw_value) scores a drawn end d for the root's player and -d for the other, so the tree stays
-  zero-sum; each node carries the root's player for it. A Go score `utility` (`black_score_utility`) adds to the
+  zero-sum; each node carries the root's player for it. With `twofold_draw` (search.twofold_draw, chess), a move
+  into a position the game already had ends its branch as a draw. A Go score `utility` (`black_score_utility`) adds to the
   reward of a move that ends the game its utility of the final margin, and to a child's value its utility of the
   predicted one, each for the player it belongs to; each node carries the root's centre for it.
   """
@@ -297,6 +298,8 @@ def make_recurrent_fn(env: pgx.Env, evaluate: Evaluate, legal_moves: LegalMoves,
     logits, value, extras = evaluate(variables, key, state)
     reward = state.rewards[jnp.arange(action.shape[0]), mover]
     done = state.terminated | state.truncated
+    if twofold_draw:  # pgx's reward for a game that goes on is 0: a draw's
+      done = done | (rules.chess_repetitions(state) >= 1)
     if draw_value:  # a drawn end: no reward from pgx, the draw value for whoever moved into it
       reward = jnp.where(done & (reward == 0), jnp.where(mover == node.root_player, draw_value, -draw_value), reward)
     if utility is not None:
@@ -343,7 +346,7 @@ def make_search_with(env: pgx.Env, evaluate: Evaluate, config: SearchConfig, leg
       raise ValueError(f"search.score_utility is for Go (go9, go), not {game}")
     utility = black_score_utility(config, rules.GO_SIZES[game])
   recurrent_fn = make_recurrent_fn(env, evaluate, legal_moves, width, config.discount, moves_left,
-                                   config.draw_value, utility)
+                                   config.draw_value, utility, config.twofold_draw)
   alpha = dirichlet_alpha(config, game)  # > 0 even without noise: mctx draws its noise before weighting it
   fraction = config.dirichlet_fraction if config.algorithm == "puct" else 0.0
   qtransform = functools.partial(qtransform_with_unvisited, unvisited_value=config.unvisited_value)

@@ -62,6 +62,7 @@ def test_overrides_parse_types():
     ("network.policy_head=planes", "network.policy_head"),  # chess only
     ("selfplay.adjudicate_material=3", "selfplay.adjudicate_material"),  # chess only
     ("selfplay.adjudicate_material=-3", "selfplay.adjudicate_material"),
+    ("search.twofold_draw=true", "search.twofold_draw"),  # chess only
     ("network.policy_head=conv", "network.policy_head"),
     ("run.eval_engine_games=2", "run.eval_engine_games"),  # no engine plays tic-tac-toe
     ("run.eval_engine_games=-1", "run.eval_engine_games"),

@@ -347,6 +347,31 @@ def test_a_draw_value_below_the_positions_value_keeps_the_root_player_out_of_a_d
   np.testing.assert_allclose(q[draws[0]], draw_value, atol=1e-6)  # the draw's own value, the root player's
 
 
+@pytest.mark.parametrize("twofold_draw", [False, True])
+def test_twofold_draw_scores_a_return_to_an_earlier_position_as_a_draw(twofold_draw):
+  # After 1. Nf3 Nf6 2. Ng1 Ng8 3. Nf3, Black's Nf6 brings back the position after 1... Nf6, its second time: pgx
+  # plays on (a threefold ends a game), and so does the search by default. (The start is no use here: pgx hashes its
+  # initial position apart from the same position reached later.) The evaluator values every position for the
+  # player to move at the root, Black, -0.4 (White +0.4), however deep the tree reads: each of Black's moves is worth
+  # -0.4 to Black, except that with search.twofold_draw Nf6 is a drawn end, 0, and Black's best.
+  from azjax.engines.positions import ChessPosition
+  position = ChessPosition()
+  for move in ("g1f3", "g8f6", "f3g1", "f6g8", "g1f3"):
+    position.play(move)
+  back, other = position.action_of("g8f6"), position.action_of("e7e5")
+  black = position.state.current_player
+  flat = lambda variables, key, state: (jnp.zeros(state.legal_action_mask.shape),
+                                        jnp.where(state.current_player == black, -0.4, 0.4), Extras())
+  config = SearchConfig(algorithm="gumbel", num_simulations=64, max_considered_actions=64, twofold_draw=twofold_draw)
+  out = make_search_with(make_env("chess"), flat, config, lambda s: s.legal_action_mask, 64, "chess")(
+      None, jax.random.split(jax.random.PRNGKey(0), 1), jax.tree.map(lambda x: x[None], position.state), noise=False)
+  visits, q = (np.asarray(x)[0] for x in root_summary(out))
+  assert visits[back] >= 1 and visits[other] >= 1
+  np.testing.assert_allclose(q[back], 0.0 if twofold_draw else -0.4, atol=1e-6)
+  np.testing.assert_allclose(q[other], -0.4, atol=1e-6)
+  weights = np.asarray(out.weights[0])
+  assert (weights[back] == weights.max() > weights[other]) == twofold_draw  # the draw is Black's best
+
 
 def test_black_margin_is_the_sign_of_pgx_s_result_and_reads_a_lead_from_the_movers_view():
   # Random go9 games to their end (pgx's Tromp-Taylor count with komi, or its length cap): black's margin has the

@@ -1,7 +1,7 @@
 """Why chess draws against uniform random: N games of a checkpoint against a uniform random mover,
 each draw classified from pgx's final state (stalemate, 50-move rule, threefold repetition, the 512-ply
-cap, insufficient material) with the agent's material edge at the end (pawn 1, minor 3, rook 5, queen 9), and
-how many plies the agent's wins took.
+cap, insufficient material) with the agent's material edge at the end (pawn 1, minor 3, rook 5, queen 9) and
+who made the last move (for a repetition: who completed it), and how many plies the agent's wins took.
 
   python docs/results/learning/chess_draws.py RUN_DIR STEP SIMULATIONS GAMES [search.FIELD=VALUE ...]
 
@@ -23,6 +23,7 @@ state = jax.vmap(env.init)(jax.random.split(key, n))
 seat = jnp.where(jnp.arange(n) % 2 == 0, 0, 1)  # agent plays player 0 in even games
 step_j = jax.jit(jax.vmap(env.step))
 ret = np.zeros(n); plies = np.zeros(n, int)
+last_by_agent = np.zeros(n, bool)  # whether the agent made each game's last move (who completed a repetition)
 material = np.zeros(n)
 t = 0
 while True:
@@ -30,6 +31,7 @@ while True:
     if done.all(): break
     key, k1, k2 = jax.random.split(key, 3)
     a = jnp.where(state.current_player == seat, me.act(state, k1), rnd.act(state, k2))
+    last_by_agent = np.where(done, last_by_agent, np.asarray(state.current_player == seat))
     state = step_j(state, a)
     ret += np.asarray(state.rewards[jnp.arange(n), seat]); plies += ~done; t += 1
 x = jax.device_get(state._x)
@@ -46,7 +48,8 @@ for i in range(n):
     elif (x.hash_history[i] == x.hash_history[i, :1]).all(-1).sum() >= 3: kind = "threefold repetition"
     else: kind = "insufficient material"
     kinds[kind] += 1
-    print(f"game {i}: {kind} after {plies[i]} plies, agent's material edge {mat:+d}")
+    print(f"game {i}: {kind} after {plies[i]} plies, agent's material edge {mat:+d}, "
+          f"last move by {'the agent' if last_by_agent[i] else 'random'}")
 wins = plies[ret > 0]
 print(f"step {step}, {sims} simulations{' ' + ' '.join(sys.argv[5:]) if sys.argv[5:] else ''}, {n} games:", dict(kinds),
       f"; the agent's wins after a median of {np.median(wins) if len(wins) else 0:.0f} plies "
