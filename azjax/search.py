@@ -283,10 +283,11 @@ def make_recurrent_fn(env: pgx.Env, evaluate: Evaluate, legal_moves: LegalMoves,
   are those of its own legal moves. `discount` (search.discount) shrinks each ply's value on the way up.
   With `moves_left`, each node keeps the evaluator's plies left (0 where the game ended). A `draw_value` d
   (search.draw_value) scores a drawn end d for the root's player and -d for the other, so the tree stays
-  zero-sum; each node carries the root's player for it. With `twofold_draw` (search.twofold_draw, chess), a move
-  into a position the game already had ends its branch as a draw. A Go score `utility` (`black_score_utility`) adds to the
-  reward of a move that ends the game its utility of the final margin, and to a child's value its utility of the
-  predicted one, each for the player it belongs to; each node carries the root's centre for it.
+  zero-sum; each node carries the root's player for it. With `twofold_draw` (search.twofold_draw, chess), a
+  move into a position the game already had ends its branch as a draw. A Go score `utility`
+  (`black_score_utility`) adds to the reward of a move that ends the game its utility of the final margin, and to
+  a child's value its utility of the predicted one, each for the player it belongs to; each node carries the
+  root's centre for it.
   """
 
   def recurrent_fn(variables, key, action, node):
@@ -298,7 +299,7 @@ def make_recurrent_fn(env: pgx.Env, evaluate: Evaluate, legal_moves: LegalMoves,
     logits, value, extras = evaluate(variables, key, state)
     reward = state.rewards[jnp.arange(action.shape[0]), mover]
     done = state.terminated | state.truncated
-    if twofold_draw:  # pgx's reward for a game that goes on is 0: a draw's
+    if twofold_draw:  # a position seen before: a drawn end (pgx's reward is 0 while a game goes on)
       done = done | (rules.chess_repetitions(state) >= 1)
     if draw_value:  # a drawn end: no reward from pgx, the draw value for whoever moved into it
       reward = jnp.where(done & (reward == 0), jnp.where(mover == node.root_player, draw_value, -draw_value), reward)
