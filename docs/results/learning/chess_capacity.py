@@ -27,6 +27,7 @@ import optax
 
 import chess_material_probe
 from azjax import presets, rules
+from azjax.games import make_env
 from azjax.learner import l2_penalty
 from azjax.network import make_network
 
@@ -101,7 +102,7 @@ def main():
     config = dataclasses.replace(config, blocks=a.blocks)
   if a.channels:
     config = dataclasses.replace(config, channels=a.channels, value_hidden=2 * a.channels)
-  net = make_network(config, 4672)
+  net = make_network(config, make_env("chess").num_actions)
   params, bn = net.init(jax.random.PRNGKey(a.seed), jnp.asarray(obs[:2]))
   if a.optimizer == "sgd":  # the preset's: chess `cpu` train.learning_rate 0.002, momentum 0.9, l2 1e-4
     opt, l2 = optax.sgd(0.002, momentum=0.9), 1e-4

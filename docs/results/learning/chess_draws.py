@@ -37,6 +37,7 @@ while True:
 x = jax.device_get(state._x)
 cp = np.asarray(state.current_player)
 lead = np.asarray(rules.chess_material_lead(state))  # for the player to move
+repeats = np.asarray(rules.chess_repetitions(state))  # earlier occurrences of the final position
 kinds = collections.Counter()
 for i in range(n):
     if ret[i] != 0:
@@ -45,7 +46,7 @@ for i in range(n):
     if x.step_count[i] >= 512: kind = "512-ply cap"
     elif not x.legal_action_mask[i].any(): kind = "stalemate"
     elif x.halfmove_count[i] >= 100: kind = "50-move rule"
-    elif (x.hash_history[i] == x.hash_history[i, :1]).all(-1).sum() >= 3: kind = "threefold repetition"
+    elif repeats[i] >= 2: kind = "threefold repetition"
     else: kind = "insufficient material"
     kinds[kind] += 1
     print(f"game {i}: {kind} after {plies[i]} plies, agent's material edge {mat:+d}, "
