@@ -1,7 +1,8 @@
 """Two runs' checkpoints against each other: GAMES games, colours alternating, each side at its own
-search settings, two seeded random opening plies shared by each pair of games (as the evaluations).
+search settings (or at SIMS_A and SIMS_B simulations a move; 0 keeps a side's own), two seeded random
+opening plies shared by each pair of games (as the evaluations).
 
-  python docs/results/learning/head_to_head.py RUN_A STEP_A RUN_B STEP_B [GAMES]
+  python docs/results/learning/head_to_head.py RUN_A STEP_A RUN_B STEP_B [GAMES [SIMS_A SIMS_B]]
   python docs/results/learning/head_to_head.py RUN_A STEP_A random - [GAMES]    # against uniform random
 
 Prints A's wins, draws and losses, its score with a 95% interval, and how the games ended."""
@@ -12,10 +13,12 @@ import jax
 from azjax import arena, load_agent
 
 
-def main(run_a, step_a, run_b, step_b, games=64):
+def main(run_a, step_a, run_b, step_b, games=64, sims_a=0, sims_b=0):
   a = load_agent(run_a, int(step_a))
-  b = arena.random_player if run_b == "random" else load_agent(run_b, int(step_b)).player(f"B@{step_b}")
-  result = arena.match(a.env, a.player(f"A@{a.step}"), b, jax.random.PRNGKey(2026), int(games), opening_plies=2)
+  b = (arena.random_player if run_b == "random"
+       else load_agent(run_b, int(step_b)).player(f"B@{step_b}", num_simulations=int(sims_b) or None))
+  a_player = a.player(f"A@{a.step}", num_simulations=int(sims_a) or None)
+  result = arena.match(a.env, a_player, b, jax.random.PRNGKey(2026), int(games), opening_plies=2)
   lo, hi = result.interval()
   print(f"{run_a}@{a.step} against {run_b}@{step_b}: {result.wins} wins, {result.draws} draws, {result.losses} losses; "
         f"score {result.score:.3f} (95% CI {lo:.3f}-{hi:.3f})")
