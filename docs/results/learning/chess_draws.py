@@ -24,8 +24,6 @@ seat = jnp.where(jnp.arange(n) % 2 == 0, 0, 1)  # agent plays player 0 in even g
 step_j = jax.jit(jax.vmap(env.step))
 ret = np.zeros(n); plies = np.zeros(n, int)
 last_by_agent = np.zeros(n, bool)  # whether the agent made each game's last move (who completed a repetition)
-material = np.zeros(n)
-t = 0
 while True:
     done = np.asarray(state.terminated | state.truncated)
     if done.all(): break
@@ -33,7 +31,7 @@ while True:
     a = jnp.where(state.current_player == seat, me.act(state, k1), rnd.act(state, k2))
     last_by_agent = np.where(done, last_by_agent, np.asarray(state.current_player == seat))
     state = step_j(state, a)
-    ret += np.asarray(state.rewards[jnp.arange(n), seat]); plies += ~done; t += 1
+    ret += np.asarray(state.rewards[jnp.arange(n), seat]); plies += ~done
 x = jax.device_get(state._x)
 cp = np.asarray(state.current_player)
 lead = np.asarray(rules.chess_material_lead(state))  # for the player to move
@@ -43,7 +41,7 @@ for i in range(n):
     if ret[i] != 0:
         kinds["agent won" if ret[i] > 0 else "agent lost"] += 1; continue
     mat = int(lead[i]) * (1 if cp[i] == seat[i] else -1)
-    if x.step_count[i] >= 512: kind = "512-ply cap"
+    if x.step_count[i] >= rules.PGX_CAPS["chess"]: kind = f"{rules.PGX_CAPS['chess']}-ply cap"
     elif not x.legal_action_mask[i].any(): kind = "stalemate"
     elif x.halfmove_count[i] >= 100: kind = "50-move rule"
     elif repeats[i] >= 2: kind = "threefold repetition"
