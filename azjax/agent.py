@@ -28,7 +28,8 @@ class Agent:
   State of the agent's game and returns one action per game: the search's best
   move when `greedy` (the most visited under PUCT; under Gumbel search, the
   improved policy's best), else a move sampled from the search policy. No root noise
-  is added. `num_simulations=None` uses the checkpoint's own setting.
+  is added. `num_simulations=None` uses the checkpoint's own setting at play
+  (`search.simulations_at_play`).
   """
   config: Config
   params: Any
@@ -55,13 +56,13 @@ class Agent:
 
   def player(self, name: str | None = None, *, num_simulations: int | None = None, greedy: bool = True) -> Player:
     """This agent as an arena Player (its own search settings unless `num_simulations` overrides them)."""
-    sims = num_simulations or self.config.search.num_simulations
+    sims = num_simulations or self.config.search.simulations_at_play
     return Player(name or f"{self.config.game}@{self.step}", search_policy(self.config, sims, greedy),
                   (self.params, self.bn_state))
 
   def search(self, state: pgx.State, key: chex.PRNGKey, *, num_simulations: int | None = None):
     """Returns (policy [B, A], value [B]) of a search from each game's position; the key is consumed."""
-    out = jitted(searcher(self.config, num_simulations or self.config.search.num_simulations))(
+    out = jitted(searcher(self.config, num_simulations or self.config.search.simulations_at_play))(
         (self.params, self.bn_state), key, state)
     return out.weights, out.value
 
@@ -71,7 +72,7 @@ class Agent:
     Returns policy [B, A] (the search's move probabilities), value [B] (the root's value for the
     player to move), visits [B, A] and q [B, A]: each move's searched value for the player to
     move, NaN where the search did not visit the move."""
-    out = jitted(_analyser(self.config, num_simulations or self.config.search.num_simulations))(
+    out = jitted(_analyser(self.config, num_simulations or self.config.search.simulations_at_play))(
         (self.params, self.bn_state), key, state)
     out = jax.device_get(out)
     out["q"] = np.where(out["visits"] > 0, out["q"], np.nan)

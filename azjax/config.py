@@ -85,7 +85,12 @@ class NetworkConfig:
 @_section
 class SearchConfig:
   algorithm: str = "puct"  # puct (the paper) | gumbel (Gumbel MuZero)
-  num_simulations: int = 32
+  num_simulations: int = 32  # self-play's search (and play's, unless play_simulations)
+  # Simulations a move at play: evaluation games, gating, matches and the UCI/USI/GTP engines (the top of their
+  # clock's ladder); 0 = num_simulations. AlphaZero searched far longer at play than in self-play (800
+  # simulations a self-play move; its matches gave 1 minute a move [AZ]). A search of Gumbel MuZero's 16 considered
+  # moves at 16 simulations visits each once: a one-ply search (docs/results/learning, section 38).
+  play_simulations: int = 0
   c_init: float = 1.25  # PUCT exploration constants
   c_base: float = 19652.0
   dirichlet_alpha: float = 0.0  # puct only: 0 = the game's own alpha (games.py)
@@ -144,6 +149,10 @@ class SearchConfig:
   # 0, 0 = the papers (values are outcomes only); KataGo's GTP defaults: 0.3 and 0.1. The network learns the same.
   score_utility: float = 0.0  # dynamic (KataGo's dynamicScoreUtilityFactor)
   score_utility_static: float = 0.0  # static (staticScoreUtilityFactor)
+
+  @property
+  def simulations_at_play(self) -> int:
+    return self.play_simulations or self.num_simulations
 
 
 @_section

@@ -7,7 +7,7 @@ import pytest
 
 from azjax import arena
 from azjax.games import make_env
-from conftest import untrained_agent
+from conftest import batched_init, untrained_agent
 
 
 def _first_legal(variables, key, state):
@@ -73,3 +73,22 @@ def test_a_match_reports_how_its_games_went():
   go = arena.match(make_env("go9"), arena.random_player, arena.random_player, jax.random.PRNGKey(4), 8)
   assert go.figures["end_double_pass"] + go.figures["end_cap"] == 1.0
   assert go.figures["mean_game_length"] > 60
+
+
+
+def _root_visits(agent, state, **kw):
+  """Each game's root visits, summed over its moves: the simulations its search ran."""
+  return np.asarray(agent.analyse(state, jax.random.PRNGKey(1), **kw)["visits"]).sum(-1).tolist()
+
+
+def test_an_agent_searches_its_play_simulations_at_play_and_self_play_keeps_its_own():
+  # search.play_simulations sets the search of evaluations, matches and engines; 0 falls back to self-play's.
+  from azjax.engines.base import Thinker
+  agent = untrained_agent("tictactoe", simulations=4)
+  state = batched_init(agent.env)(jax.random.split(jax.random.PRNGKey(0), 2))
+  assert _root_visits(agent, state) == [4, 4]
+  longer = agent.with_search(["search.play_simulations=12"])
+  assert longer.config.search.num_simulations == 4 and longer.config.search.simulations_at_play == 12
+  assert _root_visits(longer, state) == [12, 12]
+  assert _root_visits(longer, state, num_simulations=3) == [3, 3]  # an explicit count still wins
+  assert Thinker(longer).simulations == 12 and Thinker(longer, 5).simulations == 5
