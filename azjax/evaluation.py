@@ -12,6 +12,8 @@
 - `SeedEvaluation` (a sweep's seed-stacked runs): each seed's network against the anchors alone,
   its Elo fitted with the anchors' own games (played once, anchors.csv); one results.csv row per
   seed, labelled with the sweep's combination.
+
+Networks play at `search.simulations_at_play` (play_simulations, else self-play's num_simulations).
 """
 
 from __future__ import annotations
