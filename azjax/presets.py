@@ -169,9 +169,9 @@ _CPU_LIBERTIES = ("go9",)
 # of section 24 continued from step 1200 at the same constant rate beat their step 1200 41-23 and 38-26 head to head,
 # and lost to GNU Go level 1 by -24.1 (21 wins) and -14.2 (9 wins) over 40 games each, against -33.0 and -23.4 at
 # 1200; a tenfold rate drop at step 1200 instead gave nothing by step 1600 (-34.7, -30.2; docs/results/learning,
-# section 25). Chess, playing at 32 simulations (_CPU_PLAY_SIMULATIONS), every 200: an evaluation at 32 costs about
-# twice one at 16, so four of them cost what the eight at 16 did (docs/results/learning, section 39). Elsewhere an
-# evaluation every 100 steps.
+# section 25). Chess, playing at 32 simulations (_CPU_PLAY_SIMULATIONS), every 200: games at 32 cost about twice those
+# at 16 (128 against random: 9-13 minutes against 5-6; docs/results/learning, section 38), so four evaluations cost
+# what eight did. Elsewhere an evaluation every 100 steps.
 _CPU_EVAL_EVERY = {"go9": 400, "chess": 200}
 
 # AlphaZero's tenfold learning-rate drop ([AZ]: 0.2 to 0.02 and on; train.lr_boundaries counts updates), once, late:
