@@ -54,15 +54,18 @@ class Agent:
                           "checkpoint's")
     return dataclasses.replace(self, config=apply_overrides(self.config, overrides))
 
+  def simulations(self, num_simulations: int | None = None) -> int:
+    """The simulations a search plays at: `num_simulations` when given, else the checkpoint's at play."""
+    return num_simulations or self.config.search.simulations_at_play
+
   def player(self, name: str | None = None, *, num_simulations: int | None = None, greedy: bool = True) -> Player:
     """This agent as an arena Player (its own search settings unless `num_simulations` overrides them)."""
-    sims = num_simulations or self.config.search.simulations_at_play
-    return Player(name or f"{self.config.game}@{self.step}", search_policy(self.config, sims, greedy),
-                  (self.params, self.bn_state))
+    policy = search_policy(self.config, self.simulations(num_simulations), greedy)
+    return Player(name or f"{self.config.game}@{self.step}", policy, (self.params, self.bn_state))
 
   def search(self, state: pgx.State, key: chex.PRNGKey, *, num_simulations: int | None = None):
     """Returns (policy [B, A], value [B]) of a search from each game's position; the key is consumed."""
-    out = jitted(searcher(self.config, num_simulations or self.config.search.simulations_at_play))(
+    out = jitted(searcher(self.config, self.simulations(num_simulations)))(
         (self.params, self.bn_state), key, state)
     return out.weights, out.value
 
@@ -72,7 +75,7 @@ class Agent:
     Returns policy [B, A] (the search's move probabilities), value [B] (the root's value for the
     player to move), visits [B, A] and q [B, A]: each move's searched value for the player to
     move, NaN where the search did not visit the move."""
-    out = jitted(_analyser(self.config, num_simulations or self.config.search.simulations_at_play))(
+    out = jitted(_analyser(self.config, self.simulations(num_simulations)))(
         (self.params, self.bn_state), key, state)
     out = jax.device_get(out)
     out["q"] = np.where(out["visits"] > 0, out["q"], np.nan)

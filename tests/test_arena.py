@@ -75,7 +75,6 @@ def test_a_match_reports_how_its_games_went():
   assert go.figures["mean_game_length"] > 60
 
 
-
 def _root_visits(agent, state, **kw):
   """Each game's root visits, summed over its moves: the simulations its search ran."""
   return np.asarray(agent.analyse(state, jax.random.PRNGKey(1), **kw)["visits"]).sum(-1).tolist()

@@ -5,9 +5,9 @@ error form and the engine reads the next line (undecodable bytes included).
 Searches have a fixed number of simulations (the checkpoint's at play,
 `search.simulations_at_play`, or --simulations). A time or node limit picks
 the largest rung of a small ladder (the full count, a quarter, a sixteenth)
-that the measured speed says fits; all
-rungs, and a move of the game, compile at the first `isready` (GTP: before the
-first answer), so a clock never pays for compilation after that.
+that the measured speed says fits; all rungs, and a move of the game, compile
+at the first `isready` (GTP: before the first answer), so a clock never pays
+for compilation after that.
 
 UCI and USI differ only in their words, which `SearchingEngine`'s subclasses
 set as class attributes.
@@ -51,7 +51,7 @@ class Thinker:
 
   def __init__(self, agent: Agent, simulations: int | None = None, seed: int = 0):
     self.agent = agent
-    self.simulations = simulations or agent.config.search.simulations_at_play
+    self.simulations = agent.simulations(simulations)
     self.seconds_per_sim: dict[int, float] = {}
     self.key = jax.random.PRNGKey(seed)
     self.searches = 0
