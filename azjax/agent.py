@@ -14,7 +14,7 @@ import pgx
 
 from azjax import checkpoint as ckpt
 from azjax.arena import Player, jitted
-from azjax.config import Config, ConfigError, apply_overrides
+from azjax.config import Config, apply_overrides, search_overrides
 from azjax.games import make_env
 from azjax.network import make_network
 from azjax.search import choose_move, make_search, root_summary
@@ -45,14 +45,8 @@ class Agent:
     return self.env.num_actions  # pgx builds a whole initial state to answer this: ask once
 
   def with_search(self, overrides) -> "Agent":
-    """This agent with other search settings (`search.field=value` strings: the algorithm, simulations, Go's
-    move rules...). The network and game are the checkpoint's: any other section raises ConfigError."""
-    for item in overrides:
-      path = item.partition("=")[0].strip()
-      if not path.startswith("search."):
-        raise ConfigError(path, item.partition("=")[2], "only search.* fields: the network and game are the "
-                          "checkpoint's")
-    return dataclasses.replace(self, config=apply_overrides(self.config, overrides))
+    """This agent with other search settings (`search.field=value` strings; config.search_overrides)."""
+    return dataclasses.replace(self, config=search_overrides(self.config, overrides))
 
   def simulations(self, num_simulations: int | None = None) -> int:
     """The simulations a search plays at: `num_simulations` when given, else the checkpoint's at play."""
@@ -154,10 +148,8 @@ def load_agent(path: str | os.PathLike, step: int | None = None, seed: int | Non
   """Loads the agent of a run directory or checkpoint: the latest intact step (a damaged newer one is named
   on stderr and passed over) unless `step` or the path names one (CheckpointError if that one is damaged).
   A sweep's checkpoint holds one network per seed: `seed` picks one (CheckpointError naming them if not)."""
-  directory, path_step = ckpt.checkpoint_dir(path)
-  mngr = ckpt.manager(directory)
-  step = step if step is not None else path_step
-  meta = ckpt.latest_meta(mngr, warn=ckpt.warning) if step is None else ckpt.step_meta(mngr, step)
+  directory, _ = ckpt.checkpoint_dir(path)
+  meta = ckpt.meta_of(path, step, warn=ckpt.warning)
   config, seeds = ckpt.config_from_meta(meta), meta.get("seeds")
   if seeds is not None and seed not in seeds:
     raise ckpt.CheckpointError(f"{directory} holds the networks of a sweep's seeds {seeds}: name one (seed=)")
@@ -169,7 +161,7 @@ def load_agent(path: str | os.PathLike, step: int | None = None, seed: int | Non
   abstract = jax.eval_shape(network.init, jax.random.PRNGKey(0), obs)
   if seeds is not None:  # stacked on a leading seed axis (sweep.py)
     abstract = jax.tree.map(lambda x: jax.ShapeDtypeStruct((len(seeds), *x.shape), x.dtype), abstract)
-  params, bn_state = ckpt.load_model(mngr, abstract, meta["step"])
+  params, bn_state = ckpt.load_model(ckpt.manager(directory), abstract, meta["step"])
   if seeds is not None:
     params, bn_state = jax.tree.map(lambda x: x[seeds.index(seed)], (params, bn_state))
     config = apply_overrides(config, [f"seed={seed}"])

@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sys
 from pathlib import Path
 
 import jax
@@ -29,27 +28,18 @@ import numpy as np
 import orbax.checkpoint as ocp
 
 from azjax import distributed
-from azjax.config import Config, ConfigError, from_dict
+from azjax.checkpoint_files import (  # noqa: F401  (also read as ckpt.*)
+    FORMAT, MANIFEST, CheckpointError, checkpoint_dir, config_from_meta, damage, describe, intact_meta, latest_meta,
+    meta_of, reason, warning)
+from azjax.config import Config
 
-FORMAT = "azjax-checkpoint-1"
 ITEMS = ("state", "model", "meta")
-MANIFEST = "azjax-files.json"  # in each committed step: {"files": {relative path: size in bytes}}
 UNFINISHED = ".orbax-checkpoint-tmp"  # orbax's mark of a step (or item) whose write has not committed
 DAMAGED = "damaged-checkpoints"  # beside checkpoints/: steps found damaged, kept for inspection
 
 
-class CheckpointError(ValueError):
-  """A checkpoint that is missing, foreign or incompatible with the config."""
-
-
 class WriteError(OSError):
   """A run's file or checkpoint could not be written (disk full, unwritable); the message names the path."""
-
-
-def _reason(e: BaseException) -> str:
-  text = e.strerror if isinstance(e, OSError) and e.strerror else (str(e) or type(e).__name__)
-  text = text.strip().splitlines()[0] if text.strip() else type(e).__name__
-  return text if len(text) <= 400 else text[:400] + "..."
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
@@ -64,7 +54,7 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
       tmp.unlink(missing_ok=True)
     except OSError:
       pass
-    raise WriteError(f"could not write {path}: {_reason(e)}") from e
+    raise WriteError(f"could not write {path}: {reason(e)}") from e
 
 
 def _leaves(tree) -> dict:
@@ -108,7 +98,7 @@ def save(mngr: ocp.CheckpointManager, state, config: Config, **extra) -> int:
     except Exception:
       pass
     remove_unfinished(mngr.directory, step)
-    raise WriteError(f"could not write checkpoint step {step} to {folder}: {_reason(e)}") from e
+    raise WriteError(f"could not write checkpoint step {step} to {folder}: {reason(e)}") from e
   if distributed.is_main():  # orbax has committed every process's shards; one manifest for all
     files = {p.relative_to(folder).as_posix(): p.stat().st_size for p in sorted(folder.rglob("*")) if p.is_file()}
     atomic_write_text(folder / MANIFEST, json.dumps({"format": FORMAT, "files": files}))
@@ -128,44 +118,6 @@ def remove_unfinished(directory: str | os.PathLike, step: int | None = None) -> 
   return removed
 
 
-def damage(folder: str | os.PathLike) -> list[str]:
-  """What is missing or truncated in one step's folder, each named by its path in it ([] when nothing is).
-
-  Checked against the step's azjax-files.json; a step without one (written before it existed, or
-  killed between orbax's commit and writing it) is checked for its items only."""
-  folder = Path(folder)
-  if not folder.is_dir():
-    return [f"the folder {folder} is missing"]
-  try:
-    files = json.loads((folder / MANIFEST).read_text())["files"]
-    if not isinstance(files, dict):
-      raise TypeError(files)
-  except FileNotFoundError:
-    files = {"state": None, "model": None, "meta/metadata": None}
-  except (OSError, ValueError, KeyError, TypeError):
-    return [f"{MANIFEST} is unreadable"]
-  problems, missing = [], set()
-  for name, size in files.items():
-    path = folder / name
-    if not path.exists():
-      parts = name.split("/")  # name the outermost folder that is gone, once
-      folders = ["/".join(parts[:i]) for i in range(1, len(parts))]
-      gone = next((f + "/" for f in folders if not (folder / f).exists()),
-                  name + ("/" if size is None and "/" not in name else ""))
-      if gone not in missing:
-        missing.add(gone)
-        problems.append(f"{gone} is missing")
-    elif size is not None and path.stat().st_size != size:
-      actual = path.stat().st_size
-      problems.append(f"{name} is truncated ({actual} of {size} bytes)" if actual < size
-                      else f"{name} has {actual} bytes, not {size}")
-  return problems
-
-
-def _describe(problems: list[str]) -> str:
-  return ", ".join(problems[:4]) + (f" and {len(problems) - 4} more" if len(problems) > 4 else "")
-
-
 def _move_aside(directory: Path, step: int) -> Path:
   """Moves a damaged step out of the checkpoints folder (so it is neither listed nor deleted); returns where."""
   target = directory.parent / DAMAGED
@@ -178,50 +130,6 @@ def _move_aside(directory: Path, step: int) -> Path:
   return dest
 
 
-def warning(message: str) -> None:
-  print(f"warning: {message}", file=sys.stderr, flush=True)
-
-
-def _intact_meta(mngr: ocp.CheckpointManager, step: int) -> tuple[dict | None, list[str]]:
-  """(the step's meta, []) when nothing in its folder is damaged, else (None, what is damaged)."""
-  problems = damage(Path(mngr.directory) / str(step))
-  if problems:
-    return None, problems
-  try:
-    return read_meta(mngr, step), []
-  except CheckpointError:
-    raise
-  except Exception as e:
-    return None, [f"meta/ could not be read ({_reason(e)})"]
-
-
-def latest_meta(mngr: ocp.CheckpointManager, warn=None) -> dict:
-  """The meta of the newest step that is not damaged (CheckpointError naming each damaged one if none is);
-  `warn`, if given, hears of each damaged newer step passed over."""
-  directory, found = Path(mngr.directory), []
-  steps = sorted(mngr.all_steps(), reverse=True)
-  if not steps:
-    raise CheckpointError(f"no checkpoint in {directory}")
-  for step in steps:
-    meta, problems = _intact_meta(mngr, step)
-    if not problems:
-      if found and warn:
-        warn(f"{'; '.join(found)} in {directory}: damaged, passed over; using step {step}")
-      return meta
-    found.append(f"step {step}: {_describe(problems)}")
-  raise CheckpointError(f"no intact checkpoint in {directory} ({'; '.join(found)})")
-
-
-def step_meta(mngr: ocp.CheckpointManager, step: int) -> dict:
-  """The meta of one named step; CheckpointError if it is not there or names what is damaged in it."""
-  if step not in mngr.all_steps():
-    raise CheckpointError(f"no checkpoint step {step} in {mngr.directory} (there are {sorted(mngr.all_steps())})")
-  meta, problems = _intact_meta(mngr, step)
-  if problems:
-    raise CheckpointError(f"checkpoint step {step} in {mngr.directory} is damaged: {_describe(problems)}")
-  return meta
-
-
 def load_model(mngr: ocp.CheckpointManager, abstract_model, step: int):
   """The network (params, batch-norm state) of one step; CheckpointError names what is damaged in it."""
   problems = damage(Path(mngr.directory) / str(step))
@@ -229,8 +137,8 @@ def load_model(mngr: ocp.CheckpointManager, abstract_model, step: int):
     try:
       return restore_model(mngr, abstract_model, step)
     except Exception as e:
-      problems = [f"model/ could not be read ({_reason(e)})"]
-  raise CheckpointError(f"checkpoint step {step} in {mngr.directory} is damaged: {_describe(problems)}")
+      problems = [f"model/ could not be read ({reason(e)})"]
+  raise CheckpointError(f"checkpoint step {step} in {mngr.directory} is damaged: {describe(problems)}")
 
 
 def restore_latest(mngr: ocp.CheckpointManager, abstract_state, shardings, check=None, warn=warning):
@@ -242,7 +150,7 @@ def restore_latest(mngr: ocp.CheckpointManager, abstract_state, shardings, check
   is not damage. If no step restores, CheckpointError names each one's fault and nothing is moved."""
   directory, damaged = Path(mngr.directory), []
   for step in sorted(mngr.all_steps(), reverse=True):
-    meta, problems = _intact_meta(mngr, step)
+    meta, problems = intact_meta(directory / str(step))
     if not problems:
       if check is not None:
         check(meta)
@@ -254,13 +162,13 @@ def restore_latest(mngr: ocp.CheckpointManager, abstract_state, shardings, check
       try:
         state = restore_state(mngr, abstract_state, shardings, step)
       except Exception as e:
-        problems = [f"state/ could not be read ({_reason(e)})"]
+        problems = [f"state/ could not be read ({reason(e)})"]
     if problems:
       damaged.append((step, problems))
       continue
     for bad, why in damaged:  # every process found the same; process 0 moves them
       dest = _move_aside(directory, bad) if distributed.is_main() else directory.parent / DAMAGED / str(bad)
-      warn(f"checkpoint step {bad} in {directory} is damaged: {_describe(why)}; moved it to {dest}")
+      warn(f"checkpoint step {bad} in {directory} is damaged: {describe(why)}; moved it to {dest}")
     if damaged:
       distributed.barrier("azjax-moved-damaged")
       mngr.reload()
@@ -268,7 +176,7 @@ def restore_latest(mngr: ocp.CheckpointManager, abstract_state, shardings, check
     return state, meta
   if damaged:
     raise CheckpointError(f"no intact checkpoint in {directory} ("
-                          + "; ".join(f"step {s}: {_describe(p)}" for s, p in damaged) + ")")
+                          + "; ".join(f"step {s}: {describe(p)}" for s, p in damaged) + ")")
   return None, None
 
 
@@ -328,21 +236,3 @@ def restore_model(mngr: ocp.CheckpointManager, abstract_model, step: int | None 
       _leaves(_abstract(abstract_model, jax.tree.map(lambda _: here, abstract_model))))))
   return _unleaves(abstract_model, restored.model)
 
-
-def checkpoint_dir(path: str | os.PathLike) -> tuple[Path, int | None]:
-  """Accepts a run directory, its checkpoints/ folder or one step's folder; returns (checkpoints dir, step)."""
-  path = Path(path)
-  if (path / "checkpoints").is_dir():
-    return path / "checkpoints", None
-  if path.name.isdigit() and (path / "meta").exists():
-    return path.parent, int(path.name)
-  if path.is_dir() and any(p.name.isdigit() for p in path.iterdir()):
-    return path, None
-  raise CheckpointError(f"{path} is neither a run directory nor a checkpoint")
-
-
-def config_from_meta(meta: dict) -> Config:
-  try:
-    return from_dict(meta["config"])
-  except (ConfigError, KeyError, TypeError) as e:
-    raise CheckpointError(f"the checkpoint's config is unreadable: {e}") from None

@@ -92,7 +92,7 @@ def main(game: str, argv=None) -> int:
           raise ckpt.CheckpointError(f"no checkpoint in {directory}, and {saved} is unreadable ({e})") from None
         say(f"no checkpoint in {directory} yet: the run starts again from step 0 with {saved}", file=sys.stderr)
       else:
-        meta = ckpt.latest_meta(mngr)  # the newest intact step's; training reports any damaged newer one
+        meta = ckpt.latest_meta(directory)  # the newest intact step's; training reports any damaged newer one
       if meta["game"] != game:
         raise ckpt.CheckpointError(f"{args.resume} is a {meta['game']} run, not {game}")
       config = apply_overrides(ckpt.config_from_meta(meta), overrides)

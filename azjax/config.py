@@ -354,6 +354,17 @@ def apply_overrides(config: Config, overrides: Sequence[str]) -> Config:
   return from_dict(data)
 
 
+def search_overrides(config: Config, overrides: Sequence[str]) -> Config:
+  """`apply_overrides` for a trained network's config: only `search.*` fields may change (how it plays: the
+  algorithm, simulations, Go's move rules...); the network and game are the checkpoint's."""
+  for item in overrides:
+    path = item.partition("=")[0].strip()
+    if not path.startswith("search."):
+      raise ConfigError(path, item.partition("=")[2], "only search.* fields: the network and game are the "
+                        "checkpoint's")
+  return apply_overrides(config, overrides)
+
+
 def describe(config: Config) -> str:
   """One line per field with its value in `config`: the `--help` listing."""
   lines = [f"  game = {config.game}", f"  seed = {config.seed}"]

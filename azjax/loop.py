@@ -55,7 +55,7 @@ def check_finite(step: int, metrics: dict, last_checkpoint) -> None:
 
 def _write_failed(e: OSError, step: int, mngr, run_dir: Path) -> ckpt.WriteError:
   """The error that stops a run which could not write: the path, the step, and the checkpoint to resume from."""
-  what = str(e) if isinstance(e, ckpt.WriteError) else f"I/O error on {e.filename or run_dir}: {ckpt._reason(e)}"
+  what = str(e) if isinstance(e, ckpt.WriteError) else f"I/O error on {e.filename or run_dir}: {ckpt.reason(e)}"
   try:
     mngr.reload()
   except Exception:
@@ -99,7 +99,7 @@ class _FileHandler(logging.FileHandler):
   def handleError(self, record):
     e = sys.exc_info()[1]
     if isinstance(e, OSError):
-      raise ckpt.WriteError(f"could not write {self.baseFilename}: {ckpt._reason(e)}") from e
+      raise ckpt.WriteError(f"could not write {self.baseFilename}: {ckpt.reason(e)}") from e
     super().handleError(record)
 
 
@@ -127,7 +127,7 @@ def _logger(run_dir: Path) -> logging.Logger:
     try:
       handler = _FileHandler(run_dir / "run.log")
     except OSError as e:
-      raise ckpt.WriteError(f"could not write {run_dir / 'run.log'}: {ckpt._reason(e)}") from e
+      raise ckpt.WriteError(f"could not write {run_dir / 'run.log'}: {ckpt.reason(e)}") from e
     handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
     log.addHandler(handler)
   return log

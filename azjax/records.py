@@ -8,7 +8,7 @@ import os
 import time
 from pathlib import Path
 
-from azjax.checkpoint import WriteError, _reason
+from azjax.checkpoint import WriteError, reason
 
 
 def read_rows(path: Path) -> list[dict]:
@@ -60,7 +60,7 @@ class CsvLog:
       if mode == "w":
         os.replace(path, self.path)
     except OSError as e:
-      raise WriteError(f"could not write {self.path}: {_reason(e)}") from e
+      raise WriteError(f"could not write {self.path}: {reason(e)}") from e
 
   def append(self, row: dict):
     if self.fields is None:
@@ -100,13 +100,13 @@ class EventLog:
       if purge_step:
         self._events.write_event(Event(step=purge_step, session_log=SessionLog(status=SessionLog.START)))
     except OSError as e:
-      raise WriteError(f"could not write {folder}: {_reason(e)}") from e
+      raise WriteError(f"could not write {folder}: {reason(e)}") from e
 
   def _do(self, what, *args):
     try:
       return what(*args)
     except OSError as e:
-      raise WriteError(f"could not write {self.path}: {_reason(e)}") from e
+      raise WriteError(f"could not write {self.path}: {reason(e)}") from e
 
   def add_scalar(self, tag: str, value: float, step: int):
     self._do(self._events.write_event, self._event(wall_time=time.time(), step=step,

@@ -16,8 +16,7 @@ from azjax.engines.base import Thinker, serve
 from azjax.engines.gtp import GtpEngine
 from azjax.engines.pgx_private import engine_env
 from azjax.engines.positions import GoPosition, ShogiPosition
-from azjax.engines.uci import UciEngine
-from azjax.engines.usi import UsiEngine
+from azjax.engines.searching import UciEngine, UsiEngine
 from conftest import untrained_agent
 
 LINES = 1200

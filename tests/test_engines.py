@@ -1,8 +1,11 @@
 """UCI, USI and GTP: protocol transcripts, error paths, real clients, long games, answers in time, garbage."""
 
 import io
+import os
 import random
+import subprocess
 import sys
+import threading
 import time
 
 import chess
@@ -10,12 +13,14 @@ import chess.engine
 import pytest
 
 from azjax.engines import match as m
-from azjax.engines.base import Thinker, engine_parser, load
+from azjax.engines.base import Thinker, load
 from azjax.engines.gtp import GtpEngine
+from azjax.engines import uci as uci_main
+from azjax.engines import usi as usi_main
+from azjax.engines.launch import engine_parser, launch
 from azjax.engines.pgx_private import engine_env
 from azjax.engines.positions import GoPosition, IllegalMove, ShogiPosition
-from azjax.engines.uci import UciEngine
-from azjax.engines.usi import UsiEngine
+from azjax.engines.searching import UciEngine, UsiEngine
 from conftest import ROOT, untrained_agent, untrained_checkpoint
 
 
@@ -317,3 +322,59 @@ def test_an_engine_searches_with_the_settings_it_is_started_with_and_refuses_oth
   for bad, field in [("search.draw_value=2", "search.draw_value"), ("network.blocks=3", "network.blocks")]:
     with pytest.raises(SystemExit, match=field):
       load(parse("--set", bad), ("chess",))
+
+
+class _Said(io.StringIO):
+  """An engine's stdout that notes when a word has been written."""
+
+  def __init__(self, word: str):
+    super().__init__()
+    self.word, self.seen = word, threading.Event()
+
+  def write(self, text):
+    if self.word in text:
+      self.seen.set()
+    return super().write(text)
+
+
+@pytest.mark.parametrize("protocol,game,module", [("uci", "chess", uci_main), ("usi", "shogi", usi_main)])
+def test_the_handshake_is_answered_before_the_network_loads_and_says_what_loads(tmp_path, protocol, game, module):
+  """`uci`/`usi` is answered from the checkpoint's meta while the engine is still being built (here: held until
+  the answer is out); the answer is the one the loaded engine gives, naming the step that loads."""
+  checkpoint = untrained_checkpoint(game, tmp_path / game)
+  out, built = _Said(f"{protocol}ok"), []
+
+  def build(args, facts):
+    assert out.seen.wait(60), "the handshake waited for the network"
+    built.append(module.build(args, facts))
+    built[-1].out = out
+    return built[-1]
+
+  launch(protocol, (game,), "test", build, ["--checkpoint", checkpoint, "--simulations", "3"],
+         stdin=[f"{protocol}\n", "isready\n", f"{protocol}\n", "quit\n"], out=out)
+  lines = out.getvalue().splitlines()
+  early = lines[:lines.index(f"{protocol}ok") + 1]
+  assert early[0] == f"id name azjax {game} step 0" and "default 3 " in early[2]
+  assert lines[len(early):] == ["readyok", *early]  # the loaded engine's own answer is the same
+  assert built[0].thinker.agent.step == 0 and built[0].thinker.simulations == 3
+
+
+def test_an_engine_quits_while_loading_keeps_its_compiled_searches_and_names_a_network_that_fails_to_load(tmp_path):
+  checkpoint, cache = untrained_checkpoint("chess", tmp_path / "chess"), tmp_path / "cache"
+  engine = [sys.executable, "-m", "azjax.engines.uci", "--checkpoint", checkpoint, "--simulations", "1"]
+  own = {k: v for k, v in os.environ.items() if k != "JAX_COMPILATION_CACHE_DIR"}  # the suite's cache would win
+  quick = subprocess.run([*engine, "--compile-cache", str(cache)], input="uci\nquit\n", capture_output=True,
+                         text=True, cwd=ROOT, env=own, timeout=120)
+  assert quick.returncode == 0 and quick.stdout.splitlines()[-1] == "uciok", quick.stderr
+  # Warmed up, the engine leaves its compiled programs in the cache it was given, for its next start.
+  ready = subprocess.run([*engine, "--compile-cache", str(cache)], input="uci\nisready\nquit\n", capture_output=True,
+                         text=True, cwd=ROOT, env=own, timeout=600)
+  assert ready.stdout.splitlines()[-1] == "readyok" and len(list(cache.iterdir())) >= 2, ready.stderr
+  # A model whose files have the right sizes but unreadable contents passes the size check, answers `uci`,
+  # then fails to load: said on stdout for the GUI and on stderr, and the engine exits with an error.
+  metadata = tmp_path / "chess" / "checkpoints" / "0" / "model" / "_METADATA"
+  metadata.write_bytes(b"\0" * metadata.stat().st_size)
+  broken = subprocess.run(engine, input="uci\nisready\n", capture_output=True, text=True, cwd=ROOT, timeout=300)
+  lines = broken.stdout.splitlines()
+  assert lines[3] == "uciok" and lines[4].startswith("info string error: could not load ") and len(lines) == 5
+  assert broken.returncode == 1 and "error: could not load" in broken.stderr

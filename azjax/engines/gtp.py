@@ -20,7 +20,8 @@ import math
 import re
 import sys
 
-from azjax.engines.base import Engine, ProtocolError, Thinker, engine_parser, rehearse, serve, thinker_for
+from azjax.engines.base import Engine, ProtocolError, Thinker, rehearse, serve, thinker_for
+from azjax.engines.launch import engine_parser
 from azjax.engines.pgx_private import engine_env
 from azjax.engines.positions import GoPosition, IllegalMove
 

@@ -4,43 +4,25 @@ Speaks the Universal Chess Interface as GUIs and python-chess's `chess.engine`
 expect: uci, isready, ucinewgame, setoption, position startpos|fen ... moves
 ..., go (movetime, nodes, wtime/btime/winc/binc/movestogo, infinite), stop,
 quit. Errors are `info string error: ...` lines; the engine keeps running and a
-rejected `position` leaves the previous position in place.
+rejected `position` leaves the previous position in place. `uci` is answered
+at once; the network loads meanwhile (launch.py) and compiles at the first
+`isready`. The engine itself is `searching.UciEngine`.
 """
 
 from __future__ import annotations
 
-import re
-import sys
-
-from azjax.engines.base import ProtocolError, SearchingEngine, Thinker, engine_parser, serve, thinker_for
-from azjax.engines.positions import ChessPosition
+from azjax.engines.launch import launch
 
 
-class UciEngine(SearchingEngine):
-  protocol = "uci"
-  position_cls = ChessPosition
-  setup_word, setup_fields = "fen", 6
-  start_setup = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
-  go_words = ("wtime", "btime", "winc", "binc", "movestogo", "movetime", "nodes", "depth", "mate", "infinite",
-              "ponder")
-  clocks = (("wtime", "winc"), ("btime", "binc"))  # white moves first
-  resign_word = "(none)"
-
-  def __init__(self, thinker: Thinker, out=sys.stdout):
-    super().__init__(thinker, out)
-    self.commands["debug"] = lambda a: None
-
-  def set_option(self, args) -> None:
-    given = re.fullmatch(r"name (.+?) value (.*)", " ".join(args))
-    if not given:
-      raise ProtocolError("setoption: expected 'setoption name <name> value <value>'")
-    if given[1].strip().lower() != "simulations":
-      raise ProtocolError(f"setoption: no option named {given[1].strip()!r}")
-    self.set_simulations(given[2])
+def build(args, facts):
+  """The engine (imports jax and pgx: launch runs this in a thread while it answers `uci`)."""
+  from azjax.engines.base import thinker_for  # noqa: PLC0415
+  from azjax.engines.searching import UciEngine  # noqa: PLC0415
+  return UciEngine(thinker_for(args, ("chess",), facts))
 
 
 def main(argv=None) -> None:
-  serve(UciEngine(thinker_for(engine_parser("azjax as a UCI chess engine").parse_args(argv), ("chess",))))
+  launch("uci", ("chess",), "azjax as a UCI chess engine", build, argv)
 
 
 if __name__ == "__main__":
