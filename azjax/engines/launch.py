@@ -110,7 +110,8 @@ class Loading:
 def launch(protocol: str, games: tuple[str, ...], description: str, build: Callable[[object, Facts], object],
            argv=None, stdin: TextIO = sys.stdin, out: TextIO = sys.stdout) -> None:
   """Runs a UCI or USI engine on stdin: `build(args, facts)` makes it (in a thread: it imports jax and loads
-  the network); until it is made, `<protocol>` is answered from the facts and `quit` exits at once."""
+  the network); until it is made, `<protocol>` is answered from the facts, and `quit` or the end of input exits at
+  once (the loading thread may be inside an import: no interpreter shutdown beside it)."""
   args = engine_parser(description).parse_args(argv)
   facts = facts_of(args, games)
   loading = Loading(lambda: build(args, facts))
@@ -123,8 +124,7 @@ def launch(protocol: str, games: tuple[str, ...], description: str, build: Calla
         out.flush()
         continue
       if words[:1] == ["quit"]:
-        out.flush()
-        os._exit(0)  # the loading thread may be inside an import: no interpreter shutdown beside it
+        break
     try:
       engine = loading.result()
     except SystemExit:
@@ -136,3 +136,6 @@ def launch(protocol: str, games: tuple[str, ...], description: str, build: Calla
       raise SystemExit(f"error: {message}") from None
     engine.loop(itertools.chain([line], lines))
     return
+  if not loading.done():
+    out.flush()
+    os._exit(0)
