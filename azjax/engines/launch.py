@@ -5,7 +5,7 @@ A GUI sends `uci` (`usi`) first and waits a few seconds for `uciok` (python-ches
 10-15 s on two busy cores, so the handshake is answered from the checkpoint's
 meta alone, read as JSON (checkpoint_files; this module imports neither jax nor
 orbax), while the engine loads in a thread. Every other command waits for it;
-`quit` does not.
+`quit`, or the end of input, does not.
 """
 
 from __future__ import annotations
