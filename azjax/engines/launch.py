@@ -1,11 +1,12 @@
 """Starting an engine: the command line, and a UCI/USI handshake answered before the network loads.
 
 A GUI sends `uci` (`usi`) first and waits a few seconds for `uciok` (python-chess:
-10 s). Importing jax, pgx (its chess tables) and restoring the network takes
-10-15 s on two busy cores, so the handshake is answered from the checkpoint's
-meta alone, read as JSON (checkpoint_files; this module imports neither jax nor
-orbax), while the engine loads in a thread. Every other command waits for it;
-`quit`, or the end of input, does not.
+10 s). Importing jax, pgx (its chess tables) and restoring the network took
+10-14 s (chess) and 25 s (shogi) on a slow 2-core CPU (results/engines), so the
+handshake is answered from the checkpoint's meta alone, read as JSON
+(checkpoint_files; this module imports neither jax nor orbax), while the engine
+loads in a thread. Every other command waits for it; `quit`, or the end of
+input, does not.
 """
 
 from __future__ import annotations
