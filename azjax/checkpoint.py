@@ -30,7 +30,7 @@ import orbax.checkpoint as ocp
 from azjax import distributed
 from azjax.checkpoint_files import (  # noqa: F401  (also read as ckpt.*)
     FORMAT, MANIFEST, CheckpointError, checkpoint_dir, config_from_meta, damage, describe, intact_meta, latest_meta,
-    meta_of, reason, warning)
+    latest_step, meta_of, reason, step_meta, steps, warning)
 from azjax.config import Config
 
 ITEMS = ("state", "model", "meta")
@@ -91,7 +91,7 @@ def save(mngr: ocp.CheckpointManager, state, config: Config, **extra) -> int:
         meta=ocp.args.JsonSave(meta)))
     mngr.wait_until_finished()
     if not saved or not folder.is_dir():
-      raise FileExistsError(f"orbax did not commit step {step} (steps on disk: {list(mngr.all_steps())})")
+      raise FileExistsError(f"orbax did not commit step {step} (steps on disk: {steps(mngr.directory)})")
   except Exception as e:
     try:  # the failed write's threads are done before its temporary folder goes
       mngr.wait_until_finished()
@@ -149,7 +149,7 @@ def restore_latest(mngr: ocp.CheckpointManager, abstract_state, shardings, check
   resumed run writes that step again). `check(meta)` may raise to refuse a foreign checkpoint; that
   is not damage. If no step restores, CheckpointError names each one's fault and nothing is moved."""
   directory, damaged = Path(mngr.directory), []
-  for step in sorted(mngr.all_steps(), reverse=True):
+  for step in reversed(steps(directory)):
     meta, problems = intact_meta(directory / str(step))
     if not problems:
       if check is not None:
@@ -202,16 +202,6 @@ def layout_fault(folder: str | os.PathLike, abstract_state) -> str | None:
   return None
 
 
-def read_meta(mngr: ocp.CheckpointManager, step: int | None = None) -> dict:
-  step = mngr.latest_step() if step is None else step
-  if step is None:
-    raise CheckpointError(f"no checkpoint in {mngr.directory}")
-  meta = mngr.restore(step, args=ocp.args.Composite(meta=ocp.args.JsonRestore())).meta
-  if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-    raise CheckpointError(f"{mngr.directory} step {step} is not an azjax checkpoint")
-  return meta
-
-
 def _abstract(tree, shardings=None):
   if shardings is None:
     return jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype), tree)
@@ -220,7 +210,7 @@ def _abstract(tree, shardings=None):
 
 def restore_state(mngr: ocp.CheckpointManager, abstract_state, shardings, step: int | None = None):
   """Restores the whole TrainState, placed with `shardings`."""
-  step = mngr.latest_step() if step is None else step
+  step = latest_step(mngr.directory) if step is None else step
   target = _leaves(_abstract(abstract_state, shardings))
   restored = mngr.restore(step, args=ocp.args.Composite(state=ocp.args.StandardRestore(target)))
   return _unleaves(abstract_state, restored.state)
@@ -230,7 +220,7 @@ def restore_model(mngr: ocp.CheckpointManager, abstract_model, step: int | None 
   """Restores (params, bn_state) for inference, on this process's first device.
 
   The target names its device: a checkpoint written by several processes then loads in one."""
-  step = mngr.latest_step() if step is None else step
+  step = latest_step(mngr.directory) if step is None else step
   here = jax.sharding.SingleDeviceSharding(jax.local_devices()[0])
   restored = mngr.restore(step, args=ocp.args.Composite(model=ocp.args.StandardRestore(
       _leaves(_abstract(abstract_model, jax.tree.map(lambda _: here, abstract_model))))))

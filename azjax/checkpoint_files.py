@@ -48,10 +48,19 @@ def checkpoint_dir(path: str | os.PathLike) -> tuple[Path, int | None]:
 
 
 def steps(directory: str | os.PathLike) -> list[int]:
-  """The committed steps in a checkpoints folder, oldest first (an unfinished write's folder has a suffix)."""
+  """The committed steps in a checkpoints folder, oldest first (an unfinished write's folder has a suffix).
+
+  Every reader picks its step from this one listing (resume, load, evaluation pool, engines); orbax's
+  manager only writes and prunes."""
   directory = Path(directory)
   return sorted(int(p.name) for p in directory.iterdir() if p.name.isdigit() and p.is_dir()) \
       if directory.is_dir() else []
+
+
+def latest_step(directory: str | os.PathLike) -> int | None:
+  """The newest committed step in a checkpoints folder, or None (whole or not: see `latest_meta`)."""
+  found = steps(directory)
+  return found[-1] if found else None
 
 
 def damage(folder: str | os.PathLike) -> list[str]:

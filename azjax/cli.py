@@ -82,9 +82,8 @@ def main(game: str, argv=None) -> int:
   try:
     if args.resume:
       directory, _ = ckpt.checkpoint_dir(args.resume)
-      mngr = ckpt.manager(directory)
       saved = directory.parent / "config.json"
-      if not mngr.all_steps() and saved.is_file():  # stopped before its first checkpoint: start it again
+      if not ckpt.steps(directory) and saved.is_file():  # stopped before its first checkpoint: start it again
         try:
           saved_config = json.loads(saved.read_text())
           meta = {"game": saved_config["game"], "config": saved_config}

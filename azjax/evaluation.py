@@ -54,7 +54,7 @@ def opponents(config: Config, mngr, step: int, abstract_model) -> list[arena.Pla
   damaged one is named on stderr and the next older one plays instead: an evaluation never stops a run)."""
   players, pool = anchor_players(config), []
   every = config.run.eval_every
-  earlier = [s for s in mngr.all_steps() if s < step and every and s % every == 0]
+  earlier = [s for s in ckpt.steps(mngr.directory) if s < step and every and s % every == 0]
   for s in sorted(earlier, reverse=True):
     if len(pool) == config.run.eval_pool:
       break

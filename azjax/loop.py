@@ -60,7 +60,7 @@ def _write_failed(e: OSError, step: int, mngr, run_dir: Path) -> ckpt.WriteError
     mngr.reload()
   except Exception:
     pass
-  latest = mngr.latest_step()
+  latest = ckpt.latest_step(mngr.directory)
   kept = f"its latest checkpoint, step {latest}, is intact" if latest is not None else "it has no checkpoint yet"
   return ckpt.WriteError(f"{what}. The run stopped at step {step}; {kept}. Free some space (or make {run_dir} "
                          f"writable), then resume it with --resume {run_dir}")
@@ -162,7 +162,7 @@ def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: b
   notes = [f"removed {name}: a checkpoint write the run was stopped in" for name in ckpt.remove_unfinished(
       mngr.directory)] if main else []
   distributed.barrier("azjax-removed-unfinished")
-  if mngr.latest_step() is not None and not resume:
+  if ckpt.latest_step(mngr.directory) is not None and not resume:
     raise ckpt.CheckpointError(f"{run_dir} already holds checkpoints; resume it or choose another run directory")
 
   program = train_lib.build(config)
@@ -173,7 +173,7 @@ def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: b
   budget.check(config, budget.estimate(config, abstract, mesh.size))
   shardings = train_lib.state_shardings(abstract, mesh, n)
   state = None
-  if resume and mngr.latest_step() is not None:
+  if resume and ckpt.latest_step(mngr.directory) is not None:
     def check(meta):
       if meta["game"] != config.game:
         raise ckpt.CheckpointError(f"the checkpoint is of {meta['game']}, not {config.game}")
@@ -307,14 +307,14 @@ def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: b
       pending.append((step, metrics))
       bar.update(1)
       if previous is not None:  # the step before this one has finished: reading its flags does not stall
-        check_finite(*previous, mngr.latest_step())
+        check_finite(*previous, ckpt.latest_step(mngr.directory))
       previous = (step, metrics)
       last = step == config.train.num_steps
       if step % config.run.log_every == 0 or last:
         flush(keep_newest=not last)
       evaluating = evaluation.is_evaluation_step(config, step)
       if step % config.run.checkpoint_every == 0 or evaluating or last:  # the run's end, evaluated or not
-        check_finite(step, metrics, mngr.latest_step())  # never checkpoint a diverged state
+        check_finite(step, metrics, ckpt.latest_step(mngr.directory))  # never checkpoint a diverged state
         flush(keep_newest=False)  # every logged row up to a checkpoint survives a crash after it
         if evaluating and gating:  # before the checkpoint, which then holds the decision
           state = gate(state, step)

@@ -50,7 +50,7 @@ def _finish(procs, timeout=900) -> list[tuple[int, str, str]]:
 
 def _params(run_dir, step: int):
   mngr = ckpt.manager(run_dir / "checkpoints")
-  meta = ckpt.read_meta(mngr, step)
+  meta = ckpt.step_meta(run_dir / "checkpoints", step)
   from azjax.train_step import abstract_state, build
   abstract = abstract_state(build(ckpt.config_from_meta(meta)))
   return jax.tree.leaves(ckpt.restore_model(mngr, (abstract.params, abstract.bn_state), step))
