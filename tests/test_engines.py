@@ -10,6 +10,7 @@ import time
 
 import chess
 import chess.engine
+import jax
 import pytest
 
 from azjax.engines import match as m
@@ -21,7 +22,7 @@ from azjax.engines.launch import engine_parser, launch
 from azjax.engines.pgx_private import engine_env
 from azjax.engines.positions import GoPosition, IllegalMove, ShogiPosition
 from azjax.engines.searching import UciEngine, UsiEngine
-from conftest import ROOT, untrained_agent, untrained_checkpoint
+from conftest import ROOT, batched_init, untrained_agent, untrained_checkpoint
 
 
 class Transcript:
@@ -98,6 +99,30 @@ def test_uci_position_extends_the_game_and_limits_pick_rungs(uci):
   thinker = uci.engine.thinker  # 4 simulations: rungs 1 and 4
   assert [thinker.simulations_for(None, n) for n in (1, 3, 4, 10 ** 9)] == [1, 1, 4, 4]
   assert uci("setoption name Simulations value 1000001")[0].startswith("info string error: setoption: Simulations")
+
+
+def test_ready_compiles_the_full_search_and_a_clock_picks_only_rungs_already_compiled():
+  """`readyok` waits for one compile (the full count); the smaller rungs compile behind it, and until they have, a
+  clock too tight for the full search still gets a compiled one. Warm-up draws no key from the moves' sequence."""
+  agent = untrained_agent("tictactoe")
+  thinker = Thinker(agent, simulations=16, seed=0)  # rungs 1, 4, 16
+  state = jax.tree.map(lambda x: x[0], batched_init(agent.env)(jax.random.split(jax.random.PRNGKey(0), 1)))
+  held, compile_now = threading.Event(), thinker._compile
+
+  def compile_when_let(state, env, sizes):  # the background thread waits for the test
+    if threading.current_thread() is not threading.main_thread():
+      held.wait()
+    compile_now(state, env, sizes)
+
+  thinker._compile = compile_when_let
+  thinker.warm_up(state, background=True)
+  assert set(thinker.seconds_per_sim) == {16} and thinker.searches == 0
+  assert thinker.simulations_for(1e-9) == 16  # nothing smaller has compiled: no compile on the clock
+  assert thinker.simulations_for(None) == 16
+  held.set()
+  assert thinker.simulations_for(None, 5) == 4  # a node limit waits for the rungs
+  assert set(thinker.seconds_per_sim) == {1, 4, 16} and thinker.searches == 0
+  assert thinker.simulations_for(1e-9) == 1
 
 
 def test_usi_transcript(usi):

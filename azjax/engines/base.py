@@ -3,12 +3,13 @@
 The loop never dies on input: a command that fails answers in the protocol's
 error form and the engine reads the next line (undecodable bytes included).
 Searches have a fixed number of simulations (the checkpoint's at play,
-`search.simulations_at_play`, or --simulations). A time or node limit picks
+`search.play_simulations`, or --simulations). A time or node limit picks
 the largest rung of a small ladder (the full count, a quarter, a sixteenth)
-that the measured speed says fits; all rungs, and a move of the game, compile
-at the first `isready` (GTP: before the first answer), so a clock never pays
-for compilation after that. UCI and USI live in searching.py; their command
-line and early handshake in launch.py.
+that the measured speed says fits. The full count and a move of the game
+compile at the first `isready` (GTP: before the first answer); the smaller
+rungs then compile in the background, and a clock only ever picks a rung that
+has compiled, so it never pays for compilation. UCI and USI live in
+searching.py; their command line and early handshake in launch.py.
 """
 
 from __future__ import annotations
@@ -42,9 +43,10 @@ class Thinker:
   def __init__(self, agent: Agent, simulations: int | None = None, seed: int = 0):
     self.agent = agent
     self.simulations = agent.simulations(simulations)
-    self.seconds_per_sim: dict[int, float] = {}
+    self.seconds_per_sim: dict[int, float] = {}  # the rungs compiled so far, and their measured speed
     self.key = jax.random.PRNGKey(seed)
     self.searches = 0
+    self._compiling: threading.Thread | None = None
 
   def ladder(self) -> list[int]:
     s = self.simulations
@@ -55,8 +57,10 @@ class Thinker:
 
     `env` is the one the state was made in, when not the agent's own (a Position's `env`)."""
     self.searches += 1
+    return self._search(state, simulations, env, jax.random.fold_in(self.key, self.searches))
+
+  def _search(self, state, simulations: int, env, key) -> tuple[np.ndarray, float, float]:
     batch = jax.tree.map(lambda x: x[None], state)
-    key = jax.random.fold_in(self.key, self.searches)
     started = time.perf_counter()
     if env is None or env is self.agent.env:
       weights, value = self.agent.search(batch, key, num_simulations=simulations)
@@ -68,25 +72,51 @@ class Thinker:
     self.seconds_per_sim[simulations] = seconds / simulations
     return np.asarray(weights), float(value), seconds
 
-  def warm_up(self, state, env: pgx.Env | None = None, sizes: list[int] | None = None) -> None:
-    """Compiles and times the searches of `sizes` (default: the whole ladder)."""
-    for sims in sizes or self.ladder():
+  def _compile(self, state, env, sizes: list[int]) -> None:
+    """Compiles and times each size not yet compiled (warm-up searches draw no key from `think`'s sequence)."""
+    key = jax.random.PRNGKey(0)
+    for sims in sizes:
       if sims not in self.seconds_per_sim:
-        self.think(state, sims, env)  # compiles
-        self.think(state, sims, env)  # times
+        self._search(state, sims, env, key)  # compiles
+        self._search(state, sims, env, key)  # times
+
+  def warm_up(self, state, env: pgx.Env | None = None, sizes: list[int] | None = None,
+              background: bool = False) -> None:
+    """Compiles and times the searches of `sizes` (default: the whole ladder, largest first).
+
+    With `background`, only the largest compiles before it returns, the rest in a daemon thread: an
+    engine answers `readyok` after one compile instead of three (the smaller rungs serve tight clocks,
+    and a clock picks only compiled rungs)."""
+    sizes = sorted(sizes or self.ladder(), reverse=True)
+    self.wait()
+    self._compile(state, env, sizes[:1] if background else sizes)
+    if background and sizes[1:]:
+      self._compiling = threading.Thread(target=self._compile, args=(state, env, sizes[1:]), daemon=True)
+      self._compiling.start()
+
+  def wait(self) -> None:
+    """Until the background compiles (if any) are done."""
+    if self._compiling is not None:
+      self._compiling.join()
+      self._compiling = None
 
   def simulations_for(self, seconds: float | None, nodes: int | None = None) -> int:
-    """The search size for a limit: the largest rung within `nodes` or that fits `seconds`, else the smallest.
+    """The search size for a limit: the largest rung within `nodes`, or the largest compiled rung that fits
+    `seconds` (else the smallest compiled one); no limit: the full count.
 
-    Only rungs are searched, so no search compiles after the warm-up (an arbitrary node count would)."""
+    Only rungs are searched, so no search compiles after the warm-up (an arbitrary node count would). A
+    node limit waits for the background compiles: it is not on a clock, and its answer must not depend on
+    how far they got."""
     rungs = self.ladder()
     if nodes:
+      self.wait()
       fits = [r for r in rungs if r <= nodes]
-    elif seconds is None:
+      return fits[-1] if fits else rungs[0]
+    if seconds is None:
       return self.simulations
-    else:
-      fits = [r for r in rungs if r * self.seconds_per_sim.get(r, math.inf) <= seconds]
-    return fits[-1] if fits else rungs[0]
+    ready = [r for r in rungs if r in self.seconds_per_sim] or rungs
+    fits = [r for r in ready if r * self.seconds_per_sim.get(r, math.inf) <= seconds]
+    return fits[-1] if fits else ready[0]
 
 
 class Engine:

@@ -138,5 +138,12 @@ def launch(protocol: str, games: tuple[str, ...], description: str, build: Calla
     engine.loop(itertools.chain([line], lines))
     return
   if not loading.done():
-    out.flush()
-    os._exit(0)
+    exit_now(out)
+
+
+def exit_now(out: TextIO = sys.stdout) -> None:
+  """Ends the process at once, its answers flushed: after `quit`, a thread may still be loading the network or
+  compiling a search (no interpreter shutdown beside it, and no GUI kept waiting for it)."""
+  for stream in (out, sys.stdout, sys.stderr):
+    stream.flush()
+  os._exit(0)

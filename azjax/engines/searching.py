@@ -87,7 +87,7 @@ class SearchingEngine(Engine):
       try:
         start = self.position_cls(self.start_setup)  # compiles the setup reader
         rehearse(start)
-        self.thinker.warm_up(start.state, start.env)
+        self.thinker.warm_up(start.state, start.env, background=True)
         self.warm = True
       except Exception as e:  # noqa: BLE001  (a GUI waits for the answer whatever happens)
         self.error(printable(f"warm-up failed: {type(e).__name__}: {e}"))

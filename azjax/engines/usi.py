@@ -11,7 +11,7 @@ at the first `isready`. The engine itself is `searching.UsiEngine`.
 
 from __future__ import annotations
 
-from azjax.engines.launch import launch
+from azjax.engines.launch import exit_now, launch
 
 
 def build(args, facts):
@@ -23,6 +23,7 @@ def build(args, facts):
 
 def main(argv=None) -> None:
   launch("usi", ("shogi",), "azjax as a USI shogi engine", build, argv)
+  exit_now()  # quit: smaller searches may still be compiling in the background
 
 
 if __name__ == "__main__":
