@@ -192,7 +192,7 @@ def load(args, games: tuple[str, ...], facts: Facts | None = None) -> Agent:
 def use_compile_cache(directory: str) -> None:
   """jax's persistent compilation cache in `directory` (none if empty, or if jax already has one): a restarted
   engine then skips XLA's compile of its searches (results/engines, chess on a slow 2-core CPU: the first
-  `readyok` 57 s without a cache, 32 s from a warm one).
+  `readyok` 35 s without a cache, 23 s from a warm one).
   Set before anything compiles: jax decides once whether to use a cache."""
   if directory and jax.config.jax_compilation_cache_dir is None:
     jax.config.update("jax_compilation_cache_dir", directory)
