@@ -41,11 +41,13 @@ class DivergenceError(RuntimeError):
   """The run produced a non-finite loss or parameters; it stopped without checkpointing that state."""
 
 
-def check_finite(step: int, metrics: dict, last_checkpoint) -> None:
-  """Raises DivergenceError naming the step and the quantity if a step's loss or parameters are not finite."""
+def check_finite(step: int, metrics: dict, checkpoints) -> None:
+  """Raises DivergenceError naming the step and the quantity if a step's loss or parameters are not finite, and
+  the latest checkpoint in the folder `checkpoints` (listed only then: this runs every step)."""
   flags = jax.device_get({k: metrics[k] for k in ("finite_loss", "finite_params")})
   bad = [k.removeprefix("finite_") for k, v in flags.items() if not bool(v.all())]
   if bad:
+    last_checkpoint = ckpt.latest_step(checkpoints)
     where = f"step {last_checkpoint}" if last_checkpoint is not None else "none yet"
     raise DivergenceError(
         f"step {step}: the {' and the '.join(bad)} {'is' if len(bad) == 1 else 'are'} not finite; the run stopped "
@@ -307,14 +309,14 @@ def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: b
       pending.append((step, metrics))
       bar.update(1)
       if previous is not None:  # the step before this one has finished: reading its flags does not stall
-        check_finite(*previous, ckpt.latest_step(mngr.directory))
+        check_finite(*previous, mngr.directory)
       previous = (step, metrics)
       last = step == config.train.num_steps
       if step % config.run.log_every == 0 or last:
         flush(keep_newest=not last)
       evaluating = evaluation.is_evaluation_step(config, step)
       if step % config.run.checkpoint_every == 0 or evaluating or last:  # the run's end, evaluated or not
-        check_finite(step, metrics, ckpt.latest_step(mngr.directory))  # never checkpoint a diverged state
+        check_finite(step, metrics, mngr.directory)  # never checkpoint a diverged state
         flush(keep_newest=False)  # every logged row up to a checkpoint survives a crash after it
         if evaluating and gating:  # before the checkpoint, which then holds the decision
           state = gate(state, step)
