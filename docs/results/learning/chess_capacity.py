@@ -76,6 +76,7 @@ def main():
   p.add_argument("--updates", type=int, default=2000)
   p.add_argument("--batch", type=int, default=256)
   p.add_argument("--optimizer", choices=("sgd", "adam"), default="sgd")
+  p.add_argument("--lr", type=float, help="learning rate (default: SGD 0.002, the preset's; Adam 1e-3)")
   p.add_argument("--target", choices=("material", "capture"), default="material")
   p.add_argument("--attacks", action="store_true", help="the network with the attack planes (network.attacks)")
   p.add_argument("--blocks", type=int, help="residual blocks (default: the preset's 2)")
@@ -105,9 +106,9 @@ def main():
   net = make_network(config, make_env("chess").num_actions)
   params, bn = net.init(jax.random.PRNGKey(a.seed), jnp.asarray(obs[:2]))
   if a.optimizer == "sgd":  # the preset's: chess `cpu` train.learning_rate 0.002, momentum 0.9, l2 1e-4
-    opt, l2 = optax.sgd(0.002, momentum=0.9), 1e-4
+    opt, l2 = optax.sgd(a.lr or 0.002, momentum=0.9), 1e-4
   else:
-    opt, l2 = optax.adam(1e-3), 0.0
+    opt, l2 = optax.adam(a.lr or 1e-3), 0.0
   opt_state = opt.init(params)
 
   def loss(params, bn, x, y):
@@ -131,7 +132,7 @@ def main():
     print(f"| {n} | {np.corrcoef(value, y)[0, 1]:.3f} | {np.mean((value - y) ** 2):.4f} | {np.var(y):.4f} |",
           flush=True)
 
-  print(f"network {config}; optimizer {a.optimizer}; target {a.target}")
+  print(f"network {config}; optimizer {a.optimizer}, learning rate {a.lr or 'default'}; target {a.target}")
   print("| updates | held-out correlation | held-out MSE | label variance |\n|---|---|---|---|")
   checkpoints = {a.updates * k // 10 for k in (1, 3, 10)} | {100}
   for n in range(1, a.updates + 1):
