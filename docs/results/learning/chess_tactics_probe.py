@@ -22,12 +22,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from azjax import load_agent
+from azjax import load_agent, rules
 from azjax.engines import pgx_private
 from azjax.engines.positions import ChessPosition
 from azjax.network import make_network
 
-VALUE = {chess.PAWN: 1, chess.KNIGHT: 3, chess.BISHOP: 3, chess.ROOK: 5, chess.QUEEN: 9, chess.KING: 0}
+VALUE = rules.CHESS_PIECE_VALUES  # indexed by python-chess piece type (1 pawn .. 6 king), as pgx codes them
 
 
 def gain(board: chess.Board, move: chess.Move) -> int:
@@ -115,21 +115,18 @@ def main():
     one_ply, capture_value, other_value = [], [], []
     for b in boards:  # the network's value after each legal move, for the mover
       children = list(b.legal_moves)
-      after = []
+      after, over, mates = [], [], []
       for m in children:
         b.push(m)
         after.append(b.fen())
+        over.append(b.is_game_over())
+        mates.append(b.is_checkmate())
         b.pop()
-      live = [i for i, m in enumerate(children) if not _over(b, m)]
-      values = np.full(len(children), np.nan)
+      live = [i for i in range(len(children)) if not over[i]]
+      values = np.where(mates, 1.0, 0.0)  # a mate wins; any other end is a draw by the rules
       if live:
-        kids = jax.tree.map(lambda *x: jnp.stack(x), *[pgx_private.from_fen(after[i]) for i in live])
+        kids = stack([chess.Board(after[i]) for i in live])
         values[live] = -np.asarray(forward(kids.observation)[1])
-      for i, m in enumerate(children):
-        if b.is_checkmate() or _mates(b, m):
-          values[i] = 1.0
-        elif np.isnan(values[i]):
-          values[i] = 0.0  # a draw by the rules
       one_ply.append(children[int(np.argmax(values))])
       gains = np.array([gain(b, m) for m in children])
       if name == "capture":
@@ -150,20 +147,6 @@ def main():
     if name == "capture":
       print(f"  the network's value after the winning capture {np.mean(capture_value):+.3f}, after the other moves "
             f"{np.nanmean(other_value):+.3f} (mean, for the mover)")
-
-
-def _over(board, move):
-  board.push(move)
-  out = board.is_game_over()
-  board.pop()
-  return out
-
-
-def _mates(board, move):
-  board.push(move)
-  out = board.is_checkmate()
-  board.pop()
-  return out
 
 
 if __name__ == "__main__":
