@@ -78,8 +78,9 @@ def positions(n: int, seed: int) -> tuple[list[chess.Board], list[chess.Board]]:
   return capture, quiet
 
 
-def stack(boards):
-  return jax.tree.map(lambda *x: jnp.stack(x), *[pgx_private.from_fen(b.fen()) for b in boards])
+def stack(fens):
+  """The positions as one batched pgx state."""
+  return jax.tree.map(lambda *x: jnp.stack(x), *[pgx_private.from_fen(fen) for fen in fens])
 
 
 def main():
@@ -106,7 +107,7 @@ def main():
     return uci.move_of(action)
 
   for name, boards in (("capture", capture), ("quiet", quiet)):
-    state = stack(boards)
+    state = stack([b.fen() for b in boards])
     logits, _ = forward(state.observation)
     logits = np.where(np.asarray(state.legal_action_mask), np.asarray(logits), -np.inf)
     choices = {"random": [rng.choice(list(b.legal_moves)) for b in boards],
@@ -125,7 +126,7 @@ def main():
       live = [i for i in range(len(children)) if not over[i]]
       values = np.where(mates, 1.0, 0.0)  # a mate wins; any other end is a draw by the rules
       if live:
-        kids = stack([chess.Board(after[i]) for i in live])
+        kids = stack([after[i] for i in live])
         values[live] = -np.asarray(forward(kids.observation)[1])
       one_ply.append(children[int(np.argmax(values))])
       gains = np.array([gain(b, m) for m in children])
