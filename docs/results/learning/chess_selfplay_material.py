@@ -22,29 +22,36 @@ from chess_material_probe import BUCKETS
 MAX_PLIES = 512  # pgx's own cap
 
 
-def play(agent, games: int, seed: int = 7):
+def selfplay_plies(agent, games: int, seed: int = 7, max_plies: int = MAX_PLIES):
+  """Yields (ply, state, search output, in_play, next state) for each ply of GAMES games of the agent against itself,
+  searched by `Agent.analyse` and sampled as its run's self-play samples, until every game ends or `max_plies`."""
   env, sp = pgx.make("chess"), agent.config.selfplay
   key, start = jax.random.split(jax.random.PRNGKey(seed))
   state = jax.jit(jax.vmap(env.init))(jax.random.split(start, games))
   step = jax.jit(jax.vmap(env.step))
   choose = jax.jit(jax.vmap(selfplay.select_action, in_axes=(0, 0, None, None, None)), static_argnums=(3, 4))
-  lead, mover, live, value, result = [], [], [], [], np.zeros((games, 2))
-  for ply in range(MAX_PLIES):
+  for ply in range(max_plies):
     in_play = ~np.asarray(state.terminated | state.truncated)
     if not in_play.any():
-      break
+      return
     key, search_key, move_key = jax.random.split(key, 3)
     out = agent.analyse(state, search_key)
+    action = choose(jax.random.split(move_key, games), jnp.asarray(out["policy"]), ply, sp.temperature_plies,
+                    sp.endgame_temperature)
+    after = step(state, jnp.where(jnp.asarray(in_play), action, 0))
+    yield ply, state, out, in_play, after
+    state = after
+
+
+def play(agent, games: int, seed: int = 7):
+  lead, mover, live, value, result = [], [], [], [], np.zeros((games, 2))
+  for _, state, out, in_play, after in selfplay_plies(agent, games, seed):
     lead.append(np.asarray(rules.chess_material_lead(state)))
     mover.append(np.asarray(state.current_player))
     live.append(in_play)
     value.append(out["value"])
-    action = choose(jax.random.split(move_key, games), jnp.asarray(out["policy"]), ply, sp.temperature_plies,
-                    sp.endgame_temperature)
-    before = np.asarray(state.terminated)
-    state = step(state, jnp.where(jnp.asarray(in_play), action, 0))
-    ended = np.asarray(state.terminated) & ~before
-    result[ended] = np.asarray(state.rewards)[ended]
+    ended = np.asarray(after.terminated) & ~np.asarray(state.terminated)
+    result[ended] = np.asarray(after.rewards)[ended]
   lead, mover, live, value = map(np.array, (lead, mover, live, value))
   z = result[np.arange(games)[None], mover]  # [plies, games] each position's result for its mover
   return lead[live], value[live], z[live], (np.abs(result).sum(1) > 0).mean()

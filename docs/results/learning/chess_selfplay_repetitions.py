@@ -1,7 +1,7 @@
 """Who repeats in a chess network's self-play? `python chess_selfplay_repetitions.py RUN STEP [STEP ...] [--games 128]`.
 
-Plays GAMES games of the step's network against itself as chess_selfplay_material.py does (the run's search through
-`Agent.analyse`, its self-play sampling), up to the run's `selfplay.max_plies`. For each game ended by threefold
+Plays GAMES games of the step's network against itself with chess_selfplay_material.selfplay_plies (the run's search
+through `Agent.analyse`, its self-play sampling), up to the run's `selfplay.max_plies`. For each game ended by threefold
 repetition it takes the material lead (pawn 1 ... queen 9) of the player who completed the repetition (made the last
 move): a side behind in material, which would lose at the cap's adjudication, has a reason to repeat. Prints, per
 step, how the games ended and, for the repetitions, that lead by bucket.
@@ -9,33 +9,19 @@ step, how the games ended and, for the repetitions, that lead by bucket.
 
 import argparse
 
-import jax
 import jax.numpy as jnp
 import numpy as np
-import pgx
 
-from azjax import load_agent, rules, selfplay
+import chess_selfplay_material
+from azjax import load_agent, rules
 from chess_material_probe import BUCKETS
 
 
 def play(agent, games: int, seed: int = 7):
   """(ending code per game, the last mover's material lead at the end per game)."""
-  env, sp = pgx.make("chess"), agent.config.selfplay
-  cap = sp.max_plies if sp.max_plies > 0 else rules.PGX_CAPS["chess"]
-  key, start = jax.random.split(jax.random.PRNGKey(seed))
-  state = jax.jit(jax.vmap(env.init))(jax.random.split(start, games))
-  step = jax.jit(jax.vmap(env.step))
-  choose = jax.jit(jax.vmap(selfplay.select_action, in_axes=(0, 0, None, None, None)), static_argnums=(3, 4))
+  cap = agent.config.selfplay.max_plies or rules.PGX_CAPS["chess"]
   ending, lead = np.full(games, -1), np.zeros(games)
-  for ply in range(cap):
-    in_play = ~np.asarray(state.terminated | state.truncated)
-    if not in_play.any():
-      break
-    key, search_key, move_key = jax.random.split(key, 3)
-    out = agent.analyse(state, search_key)
-    action = choose(jax.random.split(move_key, games), jnp.asarray(out["policy"]), ply, sp.temperature_plies,
-                    sp.endgame_temperature)
-    state = step(state, jnp.where(jnp.asarray(in_play), action, 0))
+  for ply, _, _, in_play, state in chess_selfplay_material.selfplay_plies(agent, games, seed, cap):
     ended = in_play & np.asarray(state.terminated | state.truncated)
     code = np.asarray(rules.ending("chess", state, jnp.full(games, ply + 1), cap))
     # pgx's board is in the view of the player to move now; the last mover's lead is its negative.
