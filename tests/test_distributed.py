@@ -15,7 +15,7 @@ import pytest
 from azjax import arena, checkpoint as ckpt, distributed
 from azjax.agent import load_agent
 from azjax.games import make_env
-from conftest import ROOT
+from conftest import ROOT, xla_env
 
 ARGS = ["--preset", "smoke", "--set", "run.checkpoint_every=2", "--set", "run.eval_games=2", "--no-progress"]
 
@@ -27,7 +27,7 @@ def _free_port() -> int:
 
 
 def _env(devices: int) -> dict:
-  return dict(os.environ, XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}", JAX_PLATFORMS="cpu")
+  return xla_env(f"--xla_force_host_platform_device_count={devices}", JAX_PLATFORMS="cpu")
 
 
 def _launch(run_dir, steps: int, processes: int = 2, resume: bool = False) -> list[subprocess.Popen]:

@@ -13,7 +13,7 @@ import pytest
 
 import azjax
 from azjax import checkpoint as ckpt, replay as replay_lib, train_step as train_lib
-from conftest import ROOT, batched_init, batched_step
+from conftest import ROOT, batched_init, batched_step, xla_env
 
 
 def _smoke(game="tictactoe", *overrides):
@@ -280,7 +280,7 @@ print("EQUIVALENT")
 
 
 def test_four_devices_match_one_device():
-  env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4", JAX_PLATFORMS="cpu")
+  env = xla_env("--xla_force_host_platform_device_count=4", JAX_PLATFORMS="cpu")
   r = subprocess.run([sys.executable, "-c", SHARDING_SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True,
                      timeout=600)
   assert "EQUIVALENT" in r.stdout, r.stderr[-3000:]
