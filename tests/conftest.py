@@ -17,7 +17,7 @@ os.environ.setdefault("JAX_COMPILATION_CACHE_MAX_SIZE", str(4 << 30))
 # The rest of the compile time is XLA:CPU's LLVM back end; at -O0 it compiles the smoke programs in two thirds of
 # the time (a connect four train-and-play test 88 s against 152 s, a chess search test 67 s against 99 s, one core
 # each), and they run on a handful of positions. Tests that train for real run their runs optimised, in a process
-# of their own (`optimised_env`): at -O0 tic-tac-toe's learning test took 611 s against 324 s.
+# of their own (`xla_env(optimised=True)`): at -O0 tic-tac-toe's learning test took 611 s against 324 s.
 FAST_COMPILE = "--xla_backend_optimization_level=0"
 if "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
   os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {FAST_COMPILE}".strip()

@@ -1,4 +1,5 @@
-"""Tic-tac-toe trained inside the test reaches perfect play against an exhaustive minimax player."""
+"""Trained for real by the tests (in a process of their own, optimised): tic-tac-toe to perfect play against an
+exhaustive minimax player, go9 past uniform random without collapsing."""
 
 import subprocess
 import sys
