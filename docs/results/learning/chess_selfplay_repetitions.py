@@ -40,12 +40,13 @@ def main():
   names = [f"{lo:+d} to {hi:+d}".replace("-99 to -6", "-6 or less").replace("+6 to +99", "+6 or more")
            for lo, hi in BUCKETS]
   print(f"{a.run}, {a.games} self-play games per step; the repeating side's material lead in repetitions\n")
-  print("| step | " + " | ".join(rules.ENDINGS[:3] + rules.ENDINGS[4:5]) + " | repetitions: " + " | ".join(names)
+  shown = ("win", "draw", "cap", "repetition")
+  print("| step | " + " | ".join(shown) + " | repetitions: " + " | ".join(names)
         + " | mean lead |")
   print("|---" * (len(names) + 6) + "|")
   for s in a.steps:
     ending, lead = play(load_agent(a.run, step=s), a.games)
-    share = [f"{(ending == rules.ENDINGS.index(e)).mean():.2f}" for e in ("win", "draw", "cap", "repetition")]
+    share = [f"{(ending == rules.ENDINGS.index(e)).mean():.2f}" for e in shown]
     rep = lead[ending == rules.ENDINGS.index("repetition")]
     counts = [str(((rep >= lo) & (rep <= hi)).sum()) for lo, hi in BUCKETS]
     mean = f"{rep.mean():+.2f}" if len(rep) else "-"
