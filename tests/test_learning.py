@@ -79,10 +79,8 @@ def test_tictactoe_learns_perfect_play(tmp_path):
 def test_go9_learns_against_random_without_collapsing(tmp_path):
   """The go9 cpu preset, shrunk to a few minutes: it beats uniform random and its self-play games do not collapse
   into early passes (the failure the pass rule and the replay gate fixed)."""
-  import csv
   score = train_optimised("go9", "cpu", GO9_QUICK, tmp_path / "run")
-  with (tmp_path / "run" / "metrics.csv").open() as f:
-    rows = [r for r in csv.DictReader(f) if float(r["games"]) > 0]
+  rows = [r for r in read_rows(tmp_path / "run" / "metrics.csv") if float(r["games"]) > 0]
   late = rows[len(rows) // 2:]
   median = float(np.median([float(r["game_length_p50"]) for r in late]))
   early_pass = sum(float(r["early_pass_end"]) * float(r["games"]) for r in late) / sum(float(r["games"]) for r in late)
