@@ -16,13 +16,19 @@ def _moves_under(moves, k, size=9):
   return [int(where[a]) if a < size * size else a for a in moves]
 
 
+def _play(env, games):
+  """Each of `games` (lists of moves of one length) played from the same initial state, in one jitted batch."""
+  state = batched_init(env)(jnp.stack([jax.random.PRNGKey(0)] * len(games)))
+  for ply in zip(*games):
+    state = batched_step(env)(state, jnp.asarray(ply, jnp.int32))
+  return [jax.tree.map(lambda x, i=i: x[i], state) for i in range(len(games))]
+
+
 @pytest.mark.parametrize("k", range(8))
 def test_a_symmetry_of_the_observation_is_the_observation_of_the_symmetric_game(k):
   env = make_env("go9")
   moves = [0, 1, 10, 30, 81, 44, 79]
-  a = b = env.init(jax.random.PRNGKey(0))
-  for m, n in zip(moves, _moves_under(moves, k)):
-    a, b = env.step(a, m), env.step(b, n)
+  a, b = _play(env, [moves, _moves_under(moves, k)])
   np.testing.assert_array_equal(symmetry.observation(a.observation, k, 9), b.observation)
   np.testing.assert_array_equal(symmetry.board(a.legal_action_mask, k, 9), b.legal_action_mask)
   x = jnp.arange(82.0)
@@ -78,9 +84,7 @@ def test_symmetry_switches_are_go_only_and_train():
 
 def test_augment_turns_the_ownership_target_with_the_board():
   env = make_env("go9")
-  state = env.init(jax.random.PRNGKey(0))
-  for a in (3, 40, 12, 70):
-    state = env.step(state, jnp.int32(a))
+  state, = _play(env, [[3, 40, 12, 70]])
   mine = state.observation[..., 0].reshape(-1).astype(jnp.float32)  # the mover's stones as a board-shaped target
   for seed in range(4):
     obs, _, _, own = symmetry.augment(jax.random.PRNGKey(seed), state.observation, state.legal_action_mask * 1.0,
