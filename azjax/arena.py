@@ -25,7 +25,7 @@ import pgx
 
 from azjax.config import SearchConfig
 from azjax import rules
-from azjax.games import SPECS, make_env
+from azjax.games import SPECS, batched_step, make_env
 from azjax.rules import masked_logits
 from azjax.search import Extras, make_search_with
 
@@ -170,7 +170,7 @@ def _program(env: pgx.Env, first: Policy, second: Policy, num_games: int, openin
     returns = jnp.zeros_like(state.rewards)
     for ply in range(opening_plies):  # an opening may already end a game; its rewards count
       action = jax.vmap(lambda k, s: _random_policy(None, jax.random.fold_in(k, ply), s))(game_keys, state)
-      state = jax.vmap(env.step)(state, action)
+      state = batched_step(env)(state, action)
       returns = returns + state.rewards
     seat = jnp.where(jnp.arange(num_games) % 2 == 0, state.current_player, 1 - state.current_player)
     moves_first = seat == state.current_player  # player one has the move after the opening
@@ -182,7 +182,7 @@ def _program(env: pgx.Env, first: Policy, second: Policy, num_games: int, openin
       action = jnp.where(state.current_player == seat, first(first_vars, k1, state),
                          second(second_vars, k2, state))
       playing = ~done(state)
-      state = jax.vmap(env.step)(state, action)
+      state = batched_step(env)(state, action)
       plies = plies + playing
       # A game's ending is read on the ply it ends (pgx keeps a finished state as it was).
       ended = jnp.where(playing & done(state), rules.ending(game, state, plies), ended)

@@ -46,7 +46,7 @@ import pgx
 
 from azjax import rules, symmetry
 from azjax.config import COMPACT_TREES, SearchConfig
-from azjax.games import spec
+from azjax.games import batched_step, spec
 from azjax.network import Network
 
 Variables = tuple[Any, Any]  # (params, bn_state)
@@ -295,7 +295,7 @@ def make_recurrent_fn(env: pgx.Env, evaluate: Evaluate, legal_moves: LegalMoves,
     if width:  # mctx's action is the parent's child: play its move
       action = gather(node.actions, action[:, None])[:, 0]
     mover = state.current_player
-    state = jax.vmap(env.step)(state, action)
+    state = batched_step(env)(state, action)
     logits, value, extras = evaluate(variables, key, state)
     reward = state.rewards[jnp.arange(action.shape[0]), mover]
     done = state.terminated | state.truncated

@@ -22,6 +22,7 @@ import pgx
 
 from azjax import replay as replay_lib, rules
 from azjax.config import SelfPlayConfig
+from azjax.games import batched_step
 from azjax.search import choose_move
 
 
@@ -249,7 +250,7 @@ def play_ply(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Ac
                           state.current_player, out.best_value)
 
   mover_id = actors.env.current_player
-  state = jax.vmap(env.step)(state, action)
+  state = batched_step(env)(state, action)
   ply = actors.ply + 1
   capped = (ply >= config.max_plies) if config.max_plies > 0 else jnp.zeros_like(state.terminated)
   over = state.terminated | state.truncated  # by the game's own rules

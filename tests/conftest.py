@@ -27,6 +27,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))  # for minimax.py and crashes.py
 
+from azjax.games import batched_step  # noqa: E402,F401  (jit(vmap(env.step)), the library's own, one per env)
 from crashes import pytest_handlecrashitem  # noqa: E402,F401  (a hook: a worker lost to a native crash)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -51,10 +52,6 @@ def batched_init(env):
   return jax.jit(jax.vmap(env.init))
 
 
-@functools.cache
-def batched_step(env):
-  """jit(vmap(env.step)), one per env for the whole worker (see batched_init)."""
-  return jax.jit(jax.vmap(env.step))
 
 
 def untrained_agent(game: str, simulations: int = 4):
