@@ -58,7 +58,10 @@ def test_minimax_player_is_perfect():
 
 # The small preset with half its steps (its learning-rate drops halved too), evaluated once at the end: on this
 # project's 2-core CPU the preset's evaluations at step 60 already drew even with step 30 and beat random 59-5-0.
-TICTACTOE_QUICK = ["train.num_steps=75", "train.lr_boundaries=300,450", "run.eval_every=0", "run.checkpoint_every=75"]
+# The run's own evaluation plays random only (the test plays minimax itself): its pure MCTS anchor took 13 of the
+# evaluation's 24 s.
+TICTACTOE_QUICK = ["train.num_steps=75", "train.lr_boundaries=300,450", "run.eval_every=0", "run.checkpoint_every=75",
+                   "run.eval_mcts_simulations=0"]
 
 
 @pytest.mark.slow
@@ -90,7 +93,8 @@ def test_go9_learns_against_random_without_collapsing(tmp_path):
 
 
 # Calibrated on this project's 2-core CPU: 30-2 against random at step 50 (224 s beside another job); with the
-# preset's playout caps and resignation it passes in about 2.5 minutes on one core.
+# preset's playout caps and resignation it passes in about 2.5 minutes on one core. Its evaluation plays random
+# only: the preset's 20 games against GNU Go (test_match tests those) took 23 of the run's 117 s.
 GO9_QUICK = ["selfplay.batch_size=32", "replay.window=16384", "train.num_steps=50", "run.eval_every=0",
-             "run.eval_games=32", "run.checkpoint_every=50"]
+             "run.eval_games=32", "run.checkpoint_every=50", "run.eval_engine_games=0"]
 GO9_QUICK_SCORE = 0.75
