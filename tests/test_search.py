@@ -11,7 +11,7 @@ from azjax.network import make_network
 from azjax import rules
 from azjax.search import (Extras, dirichlet_alpha, make_search, make_search_with, masked_logits, root_summary, scatter,
                           score_center, score_utility, tree_width)
-from conftest import batched_init, batched_step, untrained_agent
+from conftest import COMPUTE, batched_init, batched_step, untrained_agent
 
 
 def _setup(game, **search):
@@ -182,7 +182,9 @@ def test_root_dirichlet_noise_is_dirichlet_alpha_over_the_legal_moves(compact_tr
   env, net, states, variables = _one_position("chess", n)
   keys = jax.random.split(jax.random.PRNGKey(3), n)
   config = SearchConfig(num_simulations=1, dirichlet_fraction=f, dirichlet_alpha=alpha, compact_tree=compact_tree)
-  out = jax.jit(make_search(env, net, config, "chess"))(variables, keys, states)
+  full = tree_width(config, "chess", env.num_actions) == 0  # 4,672 actions a node: compiled at -O1 (COMPUTE)
+  out = jax.jit(make_search(env, net, config, "chess"), compiler_options=COMPUTE if full else None)(
+      variables, keys, states)
   root = jax.nn.softmax(out.tree.children_prior_logits[:, 0, 0])  # [n, K] the root's prior after noise
   prior = np.asarray(scatter(root, out.actions, env.num_actions))
   legal = np.asarray(states.legal_action_mask[0])
@@ -205,7 +207,9 @@ def test_root_gumbel_noise_is_iid_over_the_legal_moves():
   keys = jax.random.split(jax.random.PRNGKey(4), n)
   config = SearchConfig(algorithm="gumbel", num_simulations=1)
   for c in (config, dataclasses.replace(config, compact_tree="off")):
-    out = jax.jit(make_search(env, net, c, "chess"))(variables, keys, states)
+    full = tree_width(c, "chess", env.num_actions) == 0  # 4,672 actions a node: compiled at -O1 (COMPUTE)
+    out = jax.jit(make_search(env, net, c, "chess"), compiler_options=COMPUTE if full else None)(
+        variables, keys, states)
     visited = np.asarray(root_summary(out)[0]).mean(0)  # [A] how often each move was the one visited
     p = np.asarray(jax.nn.softmax(masked_logits(out.prior_logits[0], out.legal[0])))
     assert np.all(np.abs(visited - p) <= 5 * np.sqrt(p * (1 - p) / n) + 1e-6)
