@@ -20,6 +20,7 @@ import jax.numpy as jnp
 
 from azjax import arena, learner, selfplay, train_step as train_lib
 from azjax.config import Config
+from azjax.games import batched_step
 from azjax.network import make_network
 from azjax.replay import Batch
 from azjax.rules import masked_logits
@@ -101,7 +102,7 @@ def env_floor(program, calls: int, repeats: int) -> float:
   """Seconds of the self-play step's game steps alone: one vmapped env.step over the self-play batch
   per simulation and per real move (`calls`, from `search_calls`), from positions of random play."""
   c = program.config
-  step = jax.vmap(program.env.step)
+  step = batched_step(program.env)
   start = jax.jit(jax.vmap(program.env.init))(jax.random.split(jax.random.PRNGKey(0), c.selfplay.batch_size))
 
   def loop(state):
@@ -139,7 +140,7 @@ def random_positions(env, count: int, plies: int, key) -> tuple[jax.Array, jax.A
   """(observations, legal masks) of `count` live positions from uniform random play, at depths 0..plies."""
   state = jax.jit(jax.vmap(env.init))(jax.random.split(key, count))
   depth = jax.random.randint(jax.random.fold_in(key, 1), (count,), 0, plies + 1)
-  step = jax.jit(jax.vmap(env.step))
+  step = batched_step(env)
   for t in range(plies):
     moved = step(state, arena.random_moves(jax.random.fold_in(key, 2 + t), state))
     keep = (t < depth) & ~moved.terminated  # stop at the game's depth, and before the game ends

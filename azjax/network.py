@@ -107,7 +107,7 @@ def make_network(config: NetworkConfig, num_actions: int, axis_name: str | None 
 
   transformed = hk.without_apply_rng(hk.transform_with_state(forward))
 
-  @jax.jit  # one program: called eagerly, haiku's init would compile op by op (a small shogi network: 3.2 s against 0.8)
+  @jax.jit  # one program: called eagerly, haiku's init compiles op by op (a small shogi network: 3.2 s against 0.8)
   def init(key, obs):
     params, bn_state = transformed.init(key, obs, True)
     # Haiku starts the moving variance at 0, so an untrained network in

@@ -55,8 +55,6 @@ def batched_init(env):
   return jax.jit(jax.vmap(env.init))
 
 
-
-
 def untrained_agent(game: str, simulations: int = 4):
   """An agent with freshly initialised weights at the smoke preset's size (no training: engines and arenas only)."""
   import azjax
