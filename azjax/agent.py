@@ -15,7 +15,7 @@ import pgx
 from azjax import checkpoint as ckpt
 from azjax.arena import Player, jitted
 from azjax.config import Config, apply_overrides, search_overrides
-from azjax.games import make_env
+from azjax.games import batched_init, make_env
 from azjax.network import make_network
 from azjax.search import choose_move, make_search, root_summary
 
@@ -157,7 +157,7 @@ def load_agent(path: str | os.PathLike, step: int | None = None, seed: int | Non
     raise ckpt.CheckpointError(f"{directory} holds one network, of seed {config.seed}, not {seed}")
   env = make_env(config.game)
   network = make_network(config.network, env.num_actions)
-  obs = jax.eval_shape(lambda: jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), 1)).observation)
+  obs = jax.eval_shape(lambda: batched_init(env)(jax.random.split(jax.random.PRNGKey(0), 1)).observation)
   abstract = jax.eval_shape(network.init, jax.random.PRNGKey(0), obs)
   if seeds is not None:  # stacked on a leading seed axis (sweep.py)
     abstract = jax.tree.map(lambda x: jax.ShapeDtypeStruct((len(seeds), *x.shape), x.dtype), abstract)

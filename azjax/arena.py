@@ -25,7 +25,7 @@ import pgx
 
 from azjax.config import SearchConfig
 from azjax import rules
-from azjax.games import SPECS, batched_step, make_env
+from azjax.games import SPECS, batched_init, batched_step, make_env
 from azjax.rules import masked_logits
 from azjax.search import Extras, make_search_with
 
@@ -166,7 +166,7 @@ def _program(env: pgx.Env, first: Policy, second: Policy, num_games: int, openin
   def play(first_vars, second_vars, key):
     pair_keys = jax.random.split(jax.random.fold_in(key, 0), (num_games + 1) // 2)
     game_keys = jnp.repeat(pair_keys, 2, axis=0)[:num_games]  # both games of a pair: one opening
-    state = jax.vmap(env.init)(game_keys)
+    state = batched_init(env)(game_keys)
     returns = jnp.zeros_like(state.rewards)
     for ply in range(opening_plies):  # an opening may already end a game; its rewards count
       action = jax.vmap(lambda k, s: _random_policy(None, jax.random.fold_in(k, ply), s))(game_keys, state)

@@ -20,7 +20,7 @@ import jax.numpy as jnp
 
 from azjax import arena, learner, selfplay, train_step as train_lib
 from azjax.config import Config
-from azjax.games import batched_step
+from azjax.games import batched_init, batched_step
 from azjax.network import make_network
 from azjax.replay import Batch
 from azjax.rules import masked_logits
@@ -80,7 +80,7 @@ def inference_floor(program, calls: int, repeats: int) -> tuple[float, float]:
   """(seconds, FLOPs per call): the self-play step's `calls` network forward passes (`search_calls`) alone."""
   c = program.config
   keys = jax.random.split(jax.random.PRNGKey(0), c.selfplay.batch_size)
-  obs = jax.jit(jax.vmap(program.env.init))(keys).observation
+  obs = batched_init(program.env)(keys).observation
   params, bn_state = program.network.init(jax.random.PRNGKey(1), obs[:1])
 
   def one(x):
@@ -103,7 +103,7 @@ def env_floor(program, calls: int, repeats: int) -> float:
   per simulation and per real move (`calls`, from `search_calls`), from positions of random play."""
   c = program.config
   step = batched_step(program.env)
-  start = jax.jit(jax.vmap(program.env.init))(jax.random.split(jax.random.PRNGKey(0), c.selfplay.batch_size))
+  start = batched_init(program.env)(jax.random.split(jax.random.PRNGKey(0), c.selfplay.batch_size))
 
   def loop(state):
     def body(i, state):  # a random legal move in each game; a finished game starts again
@@ -118,7 +118,7 @@ def env_floor(program, calls: int, repeats: int) -> float:
 def training_floor(program, repeats: int) -> tuple[float, float]:
   """(seconds, FLOPs per update): the training step's updates alone, on a fixed minibatch."""
   c = program.config
-  obs = jax.jit(jax.vmap(program.env.init))(jax.random.split(jax.random.PRNGKey(0), c.train.batch_size)).observation
+  obs = batched_init(program.env)(jax.random.split(jax.random.PRNGKey(0), c.train.batch_size)).observation
   batch = Batch(obs=obs, policy=jnp.full((obs.shape[0], program.num_actions), 1.0 / program.num_actions),
                 legal=jnp.ones((obs.shape[0], program.num_actions), bool), value=jnp.zeros(obs.shape[0]),
                 weight=jnp.ones(obs.shape[0]))
@@ -138,7 +138,7 @@ def training_floor(program, repeats: int) -> tuple[float, float]:
 
 def random_positions(env, count: int, plies: int, key) -> tuple[jax.Array, jax.Array]:
   """(observations, legal masks) of `count` live positions from uniform random play, at depths 0..plies."""
-  state = jax.jit(jax.vmap(env.init))(jax.random.split(key, count))
+  state = batched_init(env)(jax.random.split(key, count))
   depth = jax.random.randint(jax.random.fold_in(key, 1), (count,), 0, plies + 1)
   step = batched_step(env)
   for t in range(plies):

@@ -22,7 +22,7 @@ import pgx
 
 from azjax import replay as replay_lib, rules
 from azjax.config import SelfPlayConfig
-from azjax.games import batched_step
+from azjax.games import batched_init, batched_step
 from azjax.search import choose_move
 
 
@@ -142,7 +142,7 @@ def per_row_keys(key: chex.PRNGKey, slot: chex.Array, per_slot: int) -> chex.Arr
 def init_actors(env: pgx.Env, key: chex.PRNGKey, slot: chex.Array, config: SelfPlayConfig | None = None) -> Actors:
   """Fresh games for the given slots (with `config`'s resignation checks, if any); the key is consumed."""
   keys = per_game_keys(key, slot)
-  state = jax.vmap(env.init)(keys)
+  state = batched_init(env)(keys)
   return Actors(env=state, ply=jnp.zeros_like(slot), slot=slot, first=state.current_player.astype(jnp.int32),
                 values=jnp.zeros(slot.shape + (2, 3), jnp.float32), resign_check=_check_games(keys, config),
                 low_value=jnp.ones(slot.shape + (2,), jnp.float32),
@@ -285,7 +285,7 @@ def play_ply(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Ac
   record = (jax.nn.one_hot(bins, RESIGN_BINS) * (rewards >= 0)[..., None]).sum(1)
   calibration = jnp.where((done & actors.resign_check)[:, None], RESIGN_DECAY * actors.calibration + record,
                           actors.calibration)
-  fresh = jax.vmap(env.init)(reset_keys)
+  fresh = batched_init(env)(reset_keys)
   state = where_games(done, fresh, state)
   actors = Actors(env=state, ply=jnp.where(done, 0, ply), slot=actors.slot,
                   first=jnp.where(done, fresh.current_player, actors.first),

@@ -1,4 +1,3 @@
-import functools
 import os
 import sys
 import tempfile
@@ -30,7 +29,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))  # for minimax.py and crashes.py
 
-from azjax.games import batched_step  # noqa: E402,F401  (jit(vmap(env.step)), the library's own, one per env)
+from azjax.games import batched_init, batched_step  # noqa: E402,F401  (jit(vmap(env.init / env.step)), the library's, one per env)
 from crashes import pytest_handlecrashitem  # noqa: E402,F401  (a hook: a worker lost to a native crash)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -47,12 +46,6 @@ def strict_rank_promotion():
   with jax.numpy_rank_promotion("raise"):
     yield
 
-
-@functools.cache
-def batched_init(env):
-  """jit(vmap(env.init)), one per env for the whole worker. Run eagerly, each pgx call compiles op by op: a
-  chess step 5x slower to compile than jitted, go9 4x (and the suite makes such calls in many tests)."""
-  return jax.jit(jax.vmap(env.init))
 
 
 def untrained_agent(game: str, simulations: int = 4):

@@ -172,6 +172,12 @@ def _one_position(game: str, copies: int):
   return env, net, jax.tree.map(lambda x: jnp.repeat(x, copies, axis=0), state), variables
 
 
+def _chess_search(env, net, config):
+  """The jitted chess search; the full tree (4,672 actions a node) compiles at -O1 (COMPUTE), far faster to build."""
+  full = tree_width(config, "chess", env.num_actions) == 0
+  return jax.jit(make_search(env, net, config, "chess"), compiler_options=COMPUTE if full else None)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("compact_tree", ["auto", "off"])
 def test_root_dirichlet_noise_is_dirichlet_alpha_over_the_legal_moves(compact_tree):
@@ -182,9 +188,7 @@ def test_root_dirichlet_noise_is_dirichlet_alpha_over_the_legal_moves(compact_tr
   env, net, states, variables = _one_position("chess", n)
   keys = jax.random.split(jax.random.PRNGKey(3), n)
   config = SearchConfig(num_simulations=1, dirichlet_fraction=f, dirichlet_alpha=alpha, compact_tree=compact_tree)
-  full = tree_width(config, "chess", env.num_actions) == 0  # 4,672 actions a node: compiled at -O1 (COMPUTE)
-  out = jax.jit(make_search(env, net, config, "chess"), compiler_options=COMPUTE if full else None)(
-      variables, keys, states)
+  out = _chess_search(env, net, config)(variables, keys, states)
   root = jax.nn.softmax(out.tree.children_prior_logits[:, 0, 0])  # [n, K] the root's prior after noise
   prior = np.asarray(scatter(root, out.actions, env.num_actions))
   legal = np.asarray(states.legal_action_mask[0])
@@ -207,9 +211,7 @@ def test_root_gumbel_noise_is_iid_over_the_legal_moves():
   keys = jax.random.split(jax.random.PRNGKey(4), n)
   config = SearchConfig(algorithm="gumbel", num_simulations=1)
   for c in (config, dataclasses.replace(config, compact_tree="off")):
-    full = tree_width(c, "chess", env.num_actions) == 0  # 4,672 actions a node: compiled at -O1 (COMPUTE)
-    out = jax.jit(make_search(env, net, c, "chess"), compiler_options=COMPUTE if full else None)(
-        variables, keys, states)
+    out = _chess_search(env, net, c)(variables, keys, states)
     visited = np.asarray(root_summary(out)[0]).mean(0)  # [A] how often each move was the one visited
     p = np.asarray(jax.nn.softmax(masked_logits(out.prior_logits[0], out.legal[0])))
     assert np.all(np.abs(visited - p) <= 5 * np.sqrt(p * (1 - p) / n) + 1e-6)
