@@ -27,7 +27,7 @@ from azjax.config import SearchConfig
 from azjax import rules
 from azjax.games import SPECS, batched_init, batched_step, make_env
 from azjax.rules import masked_logits
-from azjax.search import Extras, make_search_with
+from azjax.search import Extras, compiler_options, make_search_with
 
 Policy = Callable[[Any, chex.PRNGKey, pgx.State], chex.Array]
 
@@ -44,8 +44,8 @@ class Player:
 
 @functools.cache
 def jitted(policy: Policy):
-  """The jitted policy, compiled once per policy."""
-  return jax.jit(policy)
+  """The jitted policy, compiled once per policy (a search's compiler options: policies search)."""
+  return jax.jit(policy, compiler_options=compiler_options())
 
 
 @dataclasses.dataclass(frozen=True)
@@ -162,7 +162,7 @@ def mcts_player(game: str, num_simulations: int) -> Player:
 def _program(env: pgx.Env, first: Policy, second: Policy, num_games: int, opening_plies: int):
   game = _game(env)
 
-  @jax.jit
+  @functools.partial(jax.jit, compiler_options=compiler_options())  # the players search
   def play(first_vars, second_vars, key):
     pair_keys = jax.random.split(jax.random.fold_in(key, 0), (num_games + 1) // 2)
     game_keys = jnp.repeat(pair_keys, 2, axis=0)[:num_games]  # both games of a pair: one opening

@@ -51,6 +51,17 @@ from azjax.network import Network
 
 Variables = tuple[Any, Any]  # (params, bn_state)
 
+# With its region analysis, XLA:CPU's copy insertion sees that a simulation reads the tree before it writes the
+# new node, and writes it in place; without, it copies every node array whole on each simulation, so a search's
+# cost grew with the square of its simulations (a 1,024-simulation chess search: 2.4x slower; bench/deep_search).
+CPU_COMPILER_OPTIONS = {"xla_cpu_copy_insertion_use_region_analysis": True}
+
+
+def compiler_options() -> dict | None:
+  """jit's compiler options for every top-level program that searches (the arena's, agents' and engines' through
+  arena.jitted, the train step; jax takes them only there): CPU_COMPILER_OPTIONS on CPU, else XLA's own."""
+  return CPU_COMPILER_OPTIONS if jax.default_backend() == "cpu" else None
+
 
 class Extras(NamedTuple):
   """What a search may read from an evaluator besides logits and value: each [B], or None if it has none."""
@@ -268,8 +279,23 @@ def network_evaluator(network: Network):
 
 
 def lean(state: pgx.State) -> pgx.State:
-  """The state without its observation (an empty [B, 0] array): what the tree stores per node."""
-  return state.replace(observation=jnp.zeros((state.observation.shape[0], 0), state.observation.dtype))
+  """What the tree stores per node: the state without its observation (an empty [B, 0] array) and with its legal
+  moves packed eight to a byte (`unlean` restores them). Unpacked, the [A] masks (pgx keeps two) are 9.3 KB of a
+  chess node's 15.8, and XLA:CPU copies a node array whole on each simulation (docs/results/bench, deep search)."""
+  state = state.replace(observation=jnp.zeros((state.observation.shape[0], 0), state.observation.dtype),
+                        legal_action_mask=jnp.packbits(state.legal_action_mask, axis=-1))
+  if hasattr(state._x, "legal_action_mask"):  # noqa: SLF001  (pgx's chess and shogi keep a copy in the game state)
+    state = state.replace(_x=state._x._replace(legal_action_mask=jnp.packbits(state._x.legal_action_mask, axis=-1)))  # noqa: SLF001
+  return state
+
+
+def unlean(state: pgx.State, num_actions: int) -> pgx.State:
+  """The stored state as pgx steps it: its legal-move masks unpacked (the observation pgx computes anew)."""
+  unpack = lambda packed: jnp.unpackbits(packed, axis=-1, count=num_actions).astype(bool)
+  state = state.replace(legal_action_mask=unpack(state.legal_action_mask))
+  if hasattr(state._x, "legal_action_mask"):  # noqa: SLF001
+    state = state.replace(_x=state._x._replace(legal_action_mask=unpack(state._x.legal_action_mask)))  # noqa: SLF001
+  return state
 
 
 def make_recurrent_fn(env: pgx.Env, evaluate: Evaluate, legal_moves: LegalMoves, width: int = 0,
@@ -291,7 +317,7 @@ def make_recurrent_fn(env: pgx.Env, evaluate: Evaluate, legal_moves: LegalMoves,
   """
 
   def recurrent_fn(variables, key, action, node):
-    state = node.state
+    state = unlean(node.state, env.num_actions)
     if width:  # mctx's action is the parent's child: play its move
       action = gather(node.actions, action[:, None])[:, 0]
     mover = state.current_player

@@ -26,7 +26,7 @@ from azjax import learner, replay as replay_lib, rules, selfplay, symmetry
 from azjax.config import Config, validate
 from azjax.games import make_env, spec
 from azjax.network import Network, make_network
-from azjax.search import SearchOutput, make_search
+from azjax.search import SearchOutput, compiler_options, make_search
 
 AXIS = "batch"
 
@@ -282,4 +282,4 @@ def make_train_step(program: Program, mesh: Mesh, seeds: int = 0, phase: str = "
   # equivalent but differently spelled shardings, and the next call recompiles.
   shardings = state_shardings(abstract_state(program, seeds), mesh, seeds)
   return jax.jit(step, in_shardings=(shardings,), out_shardings=(shardings, NamedSharding(mesh, P())),
-                 donate_argnums=0)
+                 donate_argnums=0, compiler_options=compiler_options())

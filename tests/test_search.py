@@ -10,7 +10,7 @@ from azjax.games import make_env
 from azjax.network import make_network
 from azjax import rules
 from azjax.search import (Extras, dirichlet_alpha, make_search, make_search_with, masked_logits, root_summary, scatter,
-                          score_center, score_utility, tree_width)
+                          score_center, score_utility, tree_width, unlean)
 from conftest import COMPUTE, batched_init, batched_step, untrained_agent
 
 
@@ -42,7 +42,7 @@ def test_illegal_moves_never_searched_anywhere_in_the_tree(algorithm, compact_tr
                                                             state)
   tree = jax.tree.map(lambda x: x[:, 0], out.tree)  # drop mctx's batch of one
   visited = np.asarray(tree.node_visits) > 0  # [B, N]
-  nodes = tree.embeddings.state
+  nodes = unlean(tree.embeddings.state, env.num_actions)  # the legal moves as pgx keeps them, not packed
   legal = np.asarray(nodes.legal_action_mask)  # [B, N, A] legal moves at each node
   if compact_tree == "on":  # [B, N, K] whether each child is legal (not the padding)
     legal = np.take_along_axis(legal, np.asarray(tree.embeddings.actions), axis=-1)
@@ -97,14 +97,17 @@ def test_root_noise_follows_alpha():
 
 @pytest.mark.parametrize("game", ["tictactoe", "chess"])
 def test_lean_tree_searches_exactly_like_the_full_state(game, monkeypatch):
-  """The tree stores states without observations, and searches as it would with them."""
+  """The tree stores states without observations and with their legal moves packed in bits, and searches as it
+  would with the whole states."""
   from azjax import search as search_lib
   env, net, state, variables, config = _setup(game, num_simulations=12)
   keys = jax.random.split(jax.random.PRNGKey(2), 3)
   nodes = lambda tree: tree.embeddings.state
   lean = jax.jit(make_search(env, net, config, game))(variables, keys, state)
   assert nodes(lean.tree).observation.shape == (3, 1, 13, 0)  # [B, mctx batch, nodes, nothing]
+  assert nodes(lean.tree).legal_action_mask.shape == (3, 1, 13, -(-env.num_actions // 8))  # uint8, 8 moves a byte
   monkeypatch.setattr(search_lib, "lean", lambda s: s)
+  monkeypatch.setattr(search_lib, "unlean", lambda s, num_actions: s)
   full = jax.jit(make_search(env, net, config, game))(variables, keys, state)
   assert nodes(full.tree).observation.shape[3:] == state.observation.shape[1:]
   np.testing.assert_array_equal(np.asarray(lean.weights), np.asarray(full.weights))
