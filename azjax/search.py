@@ -52,8 +52,9 @@ from azjax.network import Network
 Variables = tuple[Any, Any]  # (params, bn_state)
 
 # With its region analysis, XLA:CPU's copy insertion sees that a simulation reads the tree before it writes the
-# new node, and writes it in place; without, it copies every node array whole on each simulation, so a search's
-# cost grew with the square of its simulations (a 1,024-simulation chess search: 2.4x slower; bench/deep_search).
+# new node, and writes it in place. Without it, a one-game search copied every node array whole on each simulation,
+# so its cost grew with the square of its simulations (a 2,048-simulation chess search took 6.7x as long, even with
+# packed nodes: docs/results/bench/deep_search.md).
 CPU_COMPILER_OPTIONS = {"xla_cpu_copy_insertion_use_region_analysis": True}
 
 
@@ -281,7 +282,7 @@ def network_evaluator(network: Network):
 def lean(state: pgx.State) -> pgx.State:
   """What the tree stores per node: the state without its observation (an empty [B, 0] array) and with its legal
   moves packed eight to a byte (`unlean` restores them). Unpacked, the [A] masks (pgx keeps two) are 9.3 KB of a
-  chess node's 15.8, and XLA:CPU copies a node array whole on each simulation (docs/results/bench, deep search)."""
+  chess node's 15.8 (docs/results/bench/deep_search.md)."""
   state = state.replace(observation=jnp.zeros((state.observation.shape[0], 0), state.observation.dtype),
                         legal_action_mask=jnp.packbits(state.legal_action_mask, axis=-1))
   if hasattr(state._x, "legal_action_mask"):  # noqa: SLF001  (pgx's chess and shogi keep a copy in the game state)

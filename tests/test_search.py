@@ -1,4 +1,5 @@
 import dataclasses
+import re
 
 import jax
 import jax.numpy as jnp
@@ -113,6 +114,32 @@ def test_lean_tree_searches_exactly_like_the_full_state(game, monkeypatch):
   np.testing.assert_array_equal(np.asarray(lean.weights), np.asarray(full.weights))
   np.testing.assert_array_equal(np.asarray(lean.tree.children_visits), np.asarray(full.tree.children_visits))
   np.testing.assert_allclose(np.asarray(lean.value), np.asarray(full.value), rtol=1e-6)
+
+
+def _copied_node_bytes(hlo: str, nodes: int) -> int:
+  """Bytes of the arrays with a dimension of `nodes` that an optimised program copies (not its constants)."""
+  size = {"pred": 1, "u8": 1, "s8": 1, "s32": 4, "u32": 4, "f32": 4}
+  total = 0
+  for dtype, dims, source in re.findall(r"= (\w+)\[([\d,]*)\]\S* copy\(%([\w.-]+)\)", hlo):
+    shape = [int(d) for d in dims.split(",") if d]
+    if nodes in shape and not source.startswith(("constant", "wrapped_broadcast")):
+      total += size[dtype] * int(np.prod(shape))
+  return total
+
+
+def test_a_search_writes_its_new_nodes_in_place():
+  """Compiled with search.compiler_options, a one-game chess search (as the engines and matches run) copies under
+  half a node's state per node. Without them, XLA:CPU copied every node array twice on every simulation (15.8 KB a
+  node), so a search's time grew with the square of its simulations (docs/results/bench/deep_search.md)."""
+  from azjax.search import compiler_options, lean
+  n = 23  # simulations: 24 nodes, a dimension no chess array has
+  env, net, state, variables, config = _setup("chess", algorithm="gumbel", num_simulations=n)
+  state = jax.tree.map(lambda x: x[:1], state)
+  hlo = jax.jit(make_search(env, net, config, "chess"), compiler_options=compiler_options()).lower(
+      variables, jax.random.split(jax.random.PRNGKey(2), 1), state).compile().as_text()
+  node = sum(x.size * x.dtype.itemsize for x in jax.tree.leaves(lean(state)))  # 7,626 B
+  copied = _copied_node_bytes(hlo, n + 1) / (n + 1)  # per node: 1,700 B with the options, 15,816 without
+  assert 0 < node and copied < node / 2, (copied, node)
 
 
 def test_tree_width_and_its_config():
