@@ -44,7 +44,7 @@ import jax.numpy as jnp
 import mctx
 import pgx
 
-from azjax import rules, symmetry
+from azjax import backup, rules, symmetry
 from azjax.config import COMPACT_TREES, SearchConfig
 from azjax.games import batched_step, spec
 from azjax.network import Network
@@ -407,17 +407,18 @@ def make_search_with(env: pgx.Env, evaluate: Evaluate, config: SearchConfig, leg
       prior = with_dirichlet_noise(noise_key, prior[0], valid[0], alpha, fraction)[None]
     root = mctx.RootFnOutput(prior_logits=prior, value=value, embedding=embedding)
     invalid = ~valid  # the illegal moves, and the padding
-    if config.algorithm == "puct":
-      # The noise is ours (with_dirichlet_noise), mctx's weighted 0.
-      out = mctx.muzero_policy(
-          variables, key, root, recurrent_fn, num_simulations, invalid_actions=invalid, qtransform=qtransform,
-          dirichlet_fraction=0.0, dirichlet_alpha=alpha, pb_c_init=config.c_init, pb_c_base=config.c_base)
-    else:
-      # mctx draws i.i.d. Gumbel per child: over the legal moves, the same law in either tree.
-      out = mctx.gumbel_muzero_policy(
-          variables, key, root, recurrent_fn, num_simulations, invalid_actions=invalid,
-          max_num_considered_actions=config.max_considered_actions,
-          gumbel_scale=config.gumbel_scale if noise else 0.0, **gumbel_qtransform)
+    with backup.installed():  # mctx's search, backing up with backup.path_backward
+      if config.algorithm == "puct":
+        # The noise is ours (with_dirichlet_noise), mctx's weighted 0.
+        out = mctx.muzero_policy(
+            variables, key, root, recurrent_fn, num_simulations, invalid_actions=invalid, qtransform=qtransform,
+            dirichlet_fraction=0.0, dirichlet_alpha=alpha, pb_c_init=config.c_init, pb_c_base=config.c_base)
+      else:
+        # mctx draws i.i.d. Gumbel per child: over the legal moves, the same law in either tree.
+        out = mctx.gumbel_muzero_policy(
+            variables, key, root, recurrent_fn, num_simulations, invalid_actions=invalid,
+            max_num_considered_actions=config.max_considered_actions,
+            gumbel_scale=config.gumbel_scale if noise else 0.0, **gumbel_qtransform)
     tree = out.search_tree
     weights = scatter(out.action_weights, actions, num_actions) if width else out.action_weights
     summary = tree.summary()

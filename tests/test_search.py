@@ -116,6 +116,23 @@ def test_lean_tree_searches_exactly_like_the_full_state(game, monkeypatch):
   np.testing.assert_allclose(np.asarray(lean.value), np.asarray(full.value), rtol=1e-6)
 
 
+@pytest.mark.parametrize("game, algorithm, simulations", [("tictactoe", "puct", 200), ("go9", "puct", 48),
+                                                          ("chess", "gumbel", 48)])
+def test_the_path_backup_searches_exactly_as_mctxs_own(game, algorithm, simulations, monkeypatch):
+  """backup.path_backward writes the tree once per simulation where mctx's backward selects it whole at every step
+  up: the same tree, bit for bit, for each search and tree kind (go9: full, chess: compact)."""
+  from azjax import backup
+  env, net, state, variables, config = _setup(game, algorithm=algorithm, num_simulations=simulations)
+  keys = jax.random.split(jax.random.PRNGKey(2), 3)
+  ours = jax.jit(make_search(env, net, config, game))(variables, keys, state)
+  monkeypatch.setattr(backup, "ENABLED", False)
+  theirs = jax.jit(make_search(env, net, config, game))(variables, keys, state)
+  for name in ("node_values", "node_visits", "children_values", "children_visits"):
+    np.testing.assert_array_equal(np.asarray(getattr(ours.tree, name)), np.asarray(getattr(theirs.tree, name)))
+  np.testing.assert_array_equal(np.asarray(ours.weights), np.asarray(theirs.weights))
+  assert np.asarray(ours.tree.node_visits).max() == simulations + 1  # the root's: every simulation backed up
+
+
 def _copied_node_bytes(hlo: str, nodes: int) -> int:
   """Bytes of the arrays with a dimension of `nodes` that an optimised program copies (not its constants)."""
   size = {"pred": 1, "u8": 1, "s8": 1, "s32": 4, "u32": 4, "f32": 4}
