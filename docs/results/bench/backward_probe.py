@@ -15,9 +15,8 @@ import time
 import jax
 import numpy as np
 
-from azjax import backup, presets, search as search_lib
-from azjax.games import batched_init, make_env
-from azjax.network import make_network
+from azjax import backup, search as search_lib
+from deep_search import setup  # this folder's
 
 
 def timed(search, args, repeats):
@@ -38,12 +37,7 @@ def main():
   p.add_argument("--batch", type=int, default=4)
   p.add_argument("--repeats", type=int, default=3)
   args = p.parse_args()
-  config = presets.preset(args.game, "cpu")
-  env = make_env(args.game)
-  net = make_network(config.network, env.num_actions)
-  states = batched_init(env)(jax.random.split(jax.random.PRNGKey(0), args.batch))
-  variables = net.init(jax.random.PRNGKey(1), states.observation[:1])
-  keys = jax.random.split(jax.random.PRNGKey(2), args.batch)
+  config, env, net, states, variables, keys = setup(args.game, args.batch)
   print(f"{args.game}, `cpu` preset, batch {args.batch}, compiler options {search_lib.compiler_options()}")
   print("| simulations | mctx's backward, ms | path backward, ms | same outputs |")
   print("|---:|---:|---:|---|")

@@ -20,6 +20,17 @@ from azjax.games import batched_init, make_env
 from azjax.network import make_network
 
 
+def setup(game: str, batch: int):
+  """(config, env, network, states, variables, keys): the game's `cpu` preset, fresh weights, `batch` initial
+  positions (backward_probe.py uses it too)."""
+  config = presets.preset(game, "cpu")
+  env = make_env(game)
+  net = make_network(config.network, env.num_actions)
+  states = batched_init(env)(jax.random.split(jax.random.PRNGKey(0), batch))
+  variables = net.init(jax.random.PRNGKey(1), states.observation[:1])
+  return config, env, net, states, variables, jax.random.split(jax.random.PRNGKey(2), batch)
+
+
 def main():
   p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
   p.add_argument("--game", default="chess")
@@ -28,12 +39,7 @@ def main():
   p.add_argument("--repeats", type=int, default=3)
   p.add_argument("--options", choices=("on", "off"), default="on")
   args = p.parse_args()
-  config = presets.preset(args.game, "cpu")
-  env = make_env(args.game)
-  net = make_network(config.network, env.num_actions)
-  states = batched_init(env)(jax.random.split(jax.random.PRNGKey(0), args.batch))
-  variables = net.init(jax.random.PRNGKey(1), states.observation[:1])
-  keys = jax.random.split(jax.random.PRNGKey(2), args.batch)
+  config, env, net, states, variables, keys = setup(args.game, args.batch)
   options = getattr(search_lib, "compiler_options", lambda: None)() if args.options == "on" else None
   node = jax.tree.map(lambda x: x[0], search_lib.lean(states))
   node_bytes = sum(x.size * x.dtype.itemsize for x in jax.tree.leaves(node))
