@@ -279,24 +279,25 @@ def network_evaluator(network: Network):
   return evaluate
 
 
+def _with_masks(state: pgx.State, f) -> pgx.State:
+  """`state` with `f` applied to its legal-move masks (pgx's chess and shogi keep a second in the game state)."""
+  state = state.replace(legal_action_mask=f(state.legal_action_mask))
+  if hasattr(state._x, "legal_action_mask"):  # noqa: SLF001
+    state = state.replace(_x=state._x._replace(legal_action_mask=f(state._x.legal_action_mask)))  # noqa: SLF001
+  return state
+
+
 def lean(state: pgx.State) -> pgx.State:
   """What the tree stores per node: the state without its observation (an empty [B, 0] array) and with its legal
   moves packed eight to a byte (`unlean` restores them). Unpacked, the [A] masks (pgx keeps two) are 9.3 KB of a
   chess node's 15.8 (docs/results/bench/deep_search.md)."""
-  state = state.replace(observation=jnp.zeros((state.observation.shape[0], 0), state.observation.dtype),
-                        legal_action_mask=jnp.packbits(state.legal_action_mask, axis=-1))
-  if hasattr(state._x, "legal_action_mask"):  # noqa: SLF001  (pgx's chess and shogi keep a copy in the game state)
-    state = state.replace(_x=state._x._replace(legal_action_mask=jnp.packbits(state._x.legal_action_mask, axis=-1)))  # noqa: SLF001
-  return state
+  state = state.replace(observation=jnp.zeros((state.observation.shape[0], 0), state.observation.dtype))
+  return _with_masks(state, lambda mask: jnp.packbits(mask, axis=-1))
 
 
 def unlean(state: pgx.State, num_actions: int) -> pgx.State:
   """The stored state as pgx steps it: its legal-move masks unpacked (the observation pgx computes anew)."""
-  unpack = lambda packed: jnp.unpackbits(packed, axis=-1, count=num_actions).astype(bool)
-  state = state.replace(legal_action_mask=unpack(state.legal_action_mask))
-  if hasattr(state._x, "legal_action_mask"):  # noqa: SLF001
-    state = state.replace(_x=state._x._replace(legal_action_mask=unpack(state._x.legal_action_mask)))  # noqa: SLF001
-  return state
+  return _with_masks(state, lambda packed: jnp.unpackbits(packed, axis=-1, count=num_actions).astype(bool))
 
 
 def make_recurrent_fn(env: pgx.Env, evaluate: Evaluate, legal_moves: LegalMoves, width: int = 0,
