@@ -214,6 +214,11 @@ class TrainConfig:
   # Lc0's q_ratio (lczero-training, tf/tfprocess.py): each position's value target is q_ratio * q + (1 - q_ratio)
   # * z, q the value its search gave its best move (Lc0's best_q), z the outcome. 0 = the papers (z alone).
   q_ratio: float = 0.0
+  # KataGo's short-term value target (lightvector/KataGo docs/KataGoMethods.md, "Short-term Value and Score Targets"):
+  # q_ratio's q becomes (1 - l) sum_k l^k q_(t+k), this and the game's later searches' values for this mover, plus
+  # l^(plies to the end) z; a mean horizon of 1 / (1 - l) plies. KataGo trains auxiliary heads on it (l for about 6,
+  # 16 and 50 turns on 19x19); here it is the q that q_ratio mixes into the value target. 0 = Lc0's q alone.
+  q_lambda: float = 0.0
   # The updates of a train_step as a loop (scan: what accelerators run) or written out (unrolled: XLA:CPU
   # runs gradient convolutions in loops ~60x slower); auto = unrolled on CPU, scan elsewhere.
   update_loop: str = "auto"
@@ -434,6 +439,9 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
          "must lie in [0, 1]")
   _check(0.0 < c.search.discount <= 1.0, "search.discount", c.search.discount, "a number in (0, 1]; 1 = the papers")
   _check(c.train.q_ratio <= 1.0, "train.q_ratio", c.train.q_ratio, "must lie in [0, 1]; 0 = the papers")
+  _check(0.0 <= c.train.q_lambda < 1.0, "train.q_lambda", c.train.q_lambda, "must lie in [0, 1); 0 = Lc0's q alone")
+  _check(not c.train.q_lambda or c.train.q_ratio > 0, "train.q_lambda", c.train.q_lambda,
+         "0 unless train.q_ratio > 0 (it averages the search values that q_ratio mixes in)")
   _check(-1.0 < c.search.draw_value < 1.0, "search.draw_value", c.search.draw_value,
          "a number in (-1, 1): a drawn end's value for the root's player; 0 = the papers")
   for name in ("score_utility", "score_utility_static"):

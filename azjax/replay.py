@@ -18,7 +18,9 @@ final board's owner of each point, from the mover's view (KataGo's ownership tar
 did not reach its real end (resignation, the config's length cap) labels them as having none. With
 `moves_left` (`network.moves_left`), it labels each position with the plies its game lasted after it
 (Lc0's moves-left target), whatever ended the game. With `q` (`train.q_ratio`), each position keeps
-its search's value of its best move, and its value target mixes that with the outcome (Lc0's q_ratio).
+its search's value of its best move, and its value target mixes that with the outcome (Lc0's q_ratio);
+with `q_lambda` (`train.q_lambda`) the mixed-in value is the exponential average of that and the game's
+later search values (KataGo's short-term value target).
 All functions here are _unbatched_
 (one lane) and vmapped over lanes by the callers via `add`, `finish`, `sample`.
 """
@@ -166,8 +168,23 @@ def _add(lane: Replay, obs, policy, legal, mover, q) -> Replay:
       mover=lane.mover.at[i].set(mover), written=lane.written + 1)
 
 
+def _short_term(lane: Replay, z, plies_left, q_lambda: float):
+  """KataGo's short-term value target for each position t of the lane's newest game, for t's mover:
+  (1 - l) sum_k l^k q_(t+k) over t and the game's later positions (each search's value turned to t's mover's
+  view) + l^(plies to the end) z. Its mean horizon is 1 / (1 - l) plies. Older games' slots get garbage, which
+  `_finish` masks: a reverse scan accumulates only later positions, and the newest game's are the latest."""
+  size = lane.mover.shape[0]
+  order = (lane.written + jnp.arange(size)) % size  # the ring's slots from oldest to newest
+  sign = jnp.where(lane.mover == 0, 1.0, -1.0)  # a value for the mover -> for player 0, and back
+  # s_t = u_t + l s_(t+1), as the composition of maps s -> a s + b (later block first, as the reverse scan gives)
+  compose = lambda later, earlier: (earlier[0] * later[0], earlier[1] + earlier[0] * later[1])
+  _, s = jax.lax.associative_scan(compose, (jnp.full((size,), q_lambda), (sign * lane.q)[order]), reverse=True)
+  s = s[(jnp.arange(size) - lane.written) % size]  # back to slots
+  return (1.0 - q_lambda) * sign * s + q_lambda ** plies_left.astype(jnp.float32) * z
+
+
 def _finish(lane: Replay, done, rewards, ownership=None, owned=None, discount: float = 1.0,
-            q_ratio: float = 0.0) -> Replay:
+            q_ratio: float = 0.0, q_lambda: float = 0.0) -> Replay:
   size = lane.mover.shape[0]
   slots = jnp.arange(size)
   # The absolute index of the position now held by each ring slot.
@@ -181,8 +198,9 @@ def _finish(lane: Replay, done, rewards, ownership=None, owned=None, discount: f
   plies_left = lane.written - absolute  # the position `lane.written - 1` made the last move: 1
   if discount != 1.0:  # z itself there, one ply earlier z * discount
     z = z * discount ** (plies_left - 1).astype(jnp.float32)
-  if q_ratio:  # Lc0's q_ratio: the outcome mixed with the search's value
-    z = q_ratio * lane.q + (1.0 - q_ratio) * z
+  if q_ratio:  # Lc0's q_ratio: the outcome mixed with the search's value (or KataGo's short-term average of them)
+    q = _short_term(lane, z, plies_left, q_lambda) if q_lambda else lane.q
+    z = q_ratio * q + (1.0 - q_ratio) * z
   if lane.plies_left is not None:
     lane = lane.replace(plies_left=jnp.where(this_game, plies_left, lane.plies_left))
   return lane.replace(
@@ -220,12 +238,13 @@ def add(replay: Replay, obs, policy, legal, mover, q=None) -> Replay:
 
 
 def finish(replay: Replay, done, rewards, ownership=None, owned=None, discount: float = 1.0,
-           q_ratio: float = 0.0) -> Replay:
+           q_ratio: float = 0.0, q_lambda: float = 0.0) -> Replay:
   """Labels the positions of each lane's game where `done` [lanes] with `rewards` [lanes, 2] (draw: zeros),
   each discounted by `discount` per ply before the game's last move (search.discount; 1 = the outcome as it is)
-  and mixed with its stored q by `q_ratio` (train.q_ratio), and, if the replay keeps ownership, with `ownership`
+  and mixed with its stored q by `q_ratio` (train.q_ratio; with `q_lambda`, train.q_lambda, with the
+  exponential average of its and its game's later q), and, if the replay keeps ownership, with `ownership`
   [lanes, points] (player 0's view) where `owned` [lanes]."""
-  label = functools.partial(_finish, discount=discount, q_ratio=q_ratio)
+  label = functools.partial(_finish, discount=discount, q_ratio=q_ratio, q_lambda=q_lambda)
   if replay.ownership is None:
     return jax.vmap(label)(replay, done, rewards)
   return jax.vmap(label)(replay, done, rewards, ownership, owned)

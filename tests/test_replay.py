@@ -75,6 +75,30 @@ def test_q_ratio_mixes_each_positions_search_value_into_its_outcome():
   np.testing.assert_allclose(plain.value[0, :3], [1.0, -1.0, 1.0])
 
 
+def test_q_lambda_mixes_in_the_exponential_average_of_the_games_later_search_values():
+  # train.q_lambda (KataGo's short-term value target): q_ratio's q becomes (1 - l) sum_k l^k q_(t+k) + l^(T - t) z,
+  # each later q turned to t's mover's view; written here as the plain loop, on a lane that wrapped around.
+  lam, ratio, size = 0.6, 0.5, 5
+  r = replay_lib.init(1, size, jax.ShapeDtypeStruct((1,), jnp.int32), 3, q=True)
+  qs, movers = [0.3, -0.5, 0.8, 0.1, -0.9, 0.4, 0.7], [0, 1, 0, 0, 1, 0, 1]  # game A: positions 0-2, B: 3-6
+  for t, (q, m) in enumerate(zip(qs, movers)):
+    r = replay_lib.add(r, jnp.array([[t]]), jnp.ones((1, 3)) / 3, jnp.ones((1, 3), bool), jnp.array([m]),
+                       jnp.array([q]))
+    if t == 2:
+      r = replay_lib.finish(r, jnp.array([True]), jnp.array([[1.0, -1.0]]), q_ratio=ratio, q_lambda=lam)
+  a_before = np.asarray(r.value[0, 2 % size])
+  r = replay_lib.finish(r, jnp.array([True]), jnp.array([[-1.0, 1.0]]), q_ratio=ratio, q_lambda=lam)
+  sign = lambda t: 1.0 if movers[t] == 0 else -1.0
+  for t in range(3, 7):  # game B, won by player 1
+    later = sum((1 - lam) * lam ** (k - t) * sign(t) * sign(k) * qs[k] for k in range(t, 7))
+    z = -sign(t)
+    np.testing.assert_allclose(r.value[0, t % size], ratio * (later + lam ** (7 - t) * z) + (1 - ratio) * z,
+                               rtol=1e-6)
+  assert r.value[0, 2 % size] == a_before  # game A's last position, still in the lane, keeps its label
+  # game A's own targets, when it ended (player 0 won): the same sum over its positions 0-2
+  np.testing.assert_allclose(a_before, ratio * ((1 - lam) * qs[2] + lam * 1.0) + (1 - ratio) * 1.0, rtol=1e-6)
+
+
 def test_window_keeps_the_newest_positions_and_samples_only_labelled_ones(strict_rank_promotion):
   r = _replay(lanes=1, size=4)
   for t in range(6):  # game A: positions 0..5, finished; the lane keeps 2..5

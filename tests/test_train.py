@@ -126,6 +126,35 @@ def test_a_q_ratio_run_mixes_its_searches_values_into_its_value_targets():
   assert np.abs(replay.q[0, :replay.labelled[0]]).max() > 0  # the searches' values, not zeros
 
 
+def test_a_q_lambda_run_mixes_the_average_of_its_games_later_search_values_into_its_targets():
+  # train.q_lambda inside the train step: a position's target is r * ((1 - l) sum_k l^k q_(t+k) + l^(T-t) z) +
+  # (1 - r) z over its game's later positions. The moves-left labels give each game's bounds; each game's outcome
+  # (-1, 0 or 1 for the last mover) is read off its last position, and every other target is checked against it.
+  r, lam = 0.25, 0.5
+  state, _ = _trained("tictactoe", f"train.q_ratio={r}", f"train.q_lambda={lam}", "network.moves_left=1")
+  replay = jax.device_get(state.replay)
+  games = 0
+  for lane in range(replay.value.shape[0]):
+    n = replay.labelled[lane]
+    value, q, mover, left = (np.asarray(x[lane, :n], np.float64) for x in (replay.value, replay.q, replay.mover,
+                                                                             replay.plies_left))
+    for end in np.flatnonzero(left == 1):
+      start = end
+      while start > 0 and left[start - 1] == left[start] + 1:
+        start -= 1
+      z_last = (value[end] - r * (1 - lam) * q[end]) / (r * lam + 1 - r)
+      assert abs(z_last - round(z_last)) < 1e-5 and round(z_last) in (-1, 0, 1)
+      sign = np.where(mover[start:end + 1] == mover[end], 1.0, -1.0)  # each position's mover's view <-> the last's
+      later = 0.0  # sum_k l^k q_(t+k), in the last mover's view
+      for t in range(end - start, -1, -1):
+        later = sign[t] * q[start + t] + lam * later
+        z = sign[t] * round(z_last)
+        expected = r * ((1 - lam) * sign[t] * later + lam ** (end - start + 1 - t) * z) + (1 - r) * z
+        np.testing.assert_allclose(value[start + t], expected, atol=1e-5)
+      games += 1
+  assert games >= 8
+
+
 def test_a_go_runs_search_reads_the_ownership_heads_margin_with_a_score_utility():
   # search.score_utility in a go9 run's self-play search: it reads the ownership head's margin at every node; the
   # searches' values then differ from the same run's without it, which shares its network and its first moves.
