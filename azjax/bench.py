@@ -126,13 +126,16 @@ def training_floor(program, repeats: int) -> tuple[float, float]:
   params, bn_state = network.init(jax.random.PRNGKey(1), obs[:1])
   update = learner.make_update(network, program.optimizer, c.train)
 
-  def loop(carry):  # the updates as train_step runs them (train.update_loop: see learner.scan_updates)
+  # The minibatch is an argument, not a constant: XLA would otherwise fold what the network computes from it
+  # (chess's attack planes) into the program, at compile time, and leave it out of the time.
+  def loop(args):  # the updates as train_step runs them (train.update_loop: see learner.scan_updates)
+    carry, batch = args
     return learner.scan_updates(lambda s, _: (update(*s, batch)[:3], None), carry,
-                                jnp.arange(c.train.updates_per_step), c.train.update_loop)[0]
+                                jnp.arange(c.train.updates_per_step), c.train.update_loop)[0], batch
 
   carry = (params, bn_state, program.optimizer.init(params))
-  flops = _flops(jax.jit(lambda s: update(*s, batch)).lower(carry).compile())
-  seconds, _ = _timed(jax.jit(loop), carry, repeats)
+  flops = _flops(jax.jit(lambda s, b: update(*s, b)).lower(carry, batch).compile())
+  seconds, _ = _timed(jax.jit(loop), (carry, batch), repeats)
   return seconds, flops
 
 
