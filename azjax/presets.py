@@ -226,9 +226,10 @@ _CPU_POLICY_HEAD = {"chess": "planes"}
 # where the preset before scored 0.953-0.961; at the preset's 800 steps 0.934 and 0.938, beating its own step 600
 # (0.555, 0.602; section 37). The adjudicated value knows material, the planes show what hangs.
 # The cap is 80 plies: against the same preset at 160, paired on its seeds, it scored 39-17-8 (0.742, 0.642-0.815) at
-# step 1,000 on seed 0 and 36-24-4 (0.750, 0.660-0.812) at step 200 on seed 1, 64 games each; its step 1,000 beat the
-# 160-ply preset's step 1,200 0.602 and uniform random 0.977 (128 games), and at 256 simulations won the first game any
-# network here has won against Stockfish skill 0 at depth 1 (1 of 20). Self-play labels about twice as many games a
+# step 1,000 on seed 0 and 36-24-4 (0.750, 0.660-0.812) and 35-19-10 (0.695, 0.594-0.775) at steps 200 and 400 on
+# seed 1, 64 games each; its step 1,000 beat the 160-ply preset's step 1,200 0.602 and uniform random 0.977 (128
+# games), and at 256 simulations won the first game any network here has won against Stockfish skill 0 at depth 1
+# (1 of 20). Self-play labels about twice as many games a
 # step, 1% of them ended by repetition (docs/results/learning, section 45). `--set selfplay.max_plies=160` for the
 # cap before.
 # `--set network.attacks=false --set selfplay.max_plies=0 --set selfplay.adjudicate_material=0` for the papers'.
