@@ -229,9 +229,8 @@ _CPU_POLICY_HEAD = {"chess": "planes"}
 # step 1,000 on seed 0 and 36-24-4 (0.750, 0.660-0.812) and 35-19-10 (0.695, 0.594-0.775) at steps 200 and 400 on
 # seed 1, 64 games each; its step 1,000 beat the 160-ply preset's step 1,200 0.602 and uniform random 0.977 (128
 # games), and at 256 simulations won the first game any network here has won against Stockfish skill 0 at depth 1
-# (1 of 20). Self-play labels about twice as many games a
-# step, 1% of them ended by repetition (docs/results/learning, section 45). `--set selfplay.max_plies=160` for the
-# cap before.
+# (1 of 20). Self-play labels about twice as many games a step, 1% of them ended by repetition (docs/results/learning,
+# section 45). `--set selfplay.max_plies=160` for the cap before.
 # `--set network.attacks=false --set selfplay.max_plies=0 --set selfplay.adjudicate_material=0` for the papers'.
 _CPU_ATTACKS = {"chess"}
 _CPU_ADJUDICATION = {"chess": dict(max_plies=80, adjudicate_material=3)}

@@ -95,7 +95,7 @@ def test_q_lambda_mixes_in_the_exponential_average_of_the_games_later_search_val
     np.testing.assert_allclose(r.value[0, t % size], ratio * (later + lam ** (7 - t) * z) + (1 - ratio) * z,
                                rtol=1e-6)
   assert r.value[0, 2 % size] == a_before  # game A's last position, still in the lane, keeps its label
-  # game A's own targets, when it ended (player 0 won): the same sum over its positions 0-2
+  # game A's last position, labelled when A ended (player 0 won; A's earlier positions are overwritten): the same sum
   np.testing.assert_allclose(a_before, ratio * ((1 - lam) * qs[2] + lam * 1.0) + (1 - ratio) * 1.0, rtol=1e-6)
 
 
