@@ -37,6 +37,20 @@ import numpy as np
 
 
 @dataclasses.dataclass(frozen=True)
+class ValueTarget:
+  """How a game's outcome becomes its positions' value targets; static, part of the compiled program.
+  The defaults label each position with the outcome as it is (AlphaZero's z)."""
+  discount: float = 1.0  # search.discount: z * discount per ply before the game's last move
+  q_ratio: float = 0.0  # train.q_ratio (Lc0): the share of the search's value of its best move mixed in
+  q_lambda: float = 0.0  # train.q_lambda (KataGo): that value averaged over the game's later positions
+
+  @classmethod
+  def of(cls, config) -> "ValueTarget":
+    """A run's targets, from its Config."""
+    return cls(config.search.discount, config.train.q_ratio, config.train.q_lambda)
+
+
+@dataclasses.dataclass(frozen=True)
 class Codec:
   """How a position is stored, exactly. Unbatched: one position.
 
@@ -183,8 +197,7 @@ def _short_term(lane: Replay, z, plies_left, q_lambda: float):
   return (1.0 - q_lambda) * sign * s + q_lambda ** plies_left.astype(jnp.float32) * z
 
 
-def _finish(lane: Replay, done, rewards, ownership=None, owned=None, discount: float = 1.0,
-            q_ratio: float = 0.0, q_lambda: float = 0.0) -> Replay:
+def _finish(lane: Replay, done, rewards, ownership=None, owned=None, target: ValueTarget = ValueTarget()) -> Replay:
   size = lane.mover.shape[0]
   slots = jnp.arange(size)
   # The absolute index of the position now held by each ring slot.
@@ -196,11 +209,11 @@ def _finish(lane: Replay, done, rewards, ownership=None, owned=None, discount: f
                         owned=jnp.where(this_game, owned, lane.owned))
   z = rewards[lane.mover]
   plies_left = lane.written - absolute  # the position `lane.written - 1` made the last move: 1
-  if discount != 1.0:  # z itself there, one ply earlier z * discount
-    z = z * discount ** (plies_left - 1).astype(jnp.float32)
-  if q_ratio:  # Lc0's q_ratio: the outcome mixed with the search's value (or KataGo's short-term average of them)
-    q = _short_term(lane, z, plies_left, q_lambda) if q_lambda else lane.q
-    z = q_ratio * q + (1.0 - q_ratio) * z
+  if target.discount != 1.0:  # z itself there, one ply earlier z * discount
+    z = z * target.discount ** (plies_left - 1).astype(jnp.float32)
+  if target.q_ratio:  # Lc0's q_ratio: the outcome mixed with the search's value (or KataGo's short-term average)
+    q = _short_term(lane, z, plies_left, target.q_lambda) if target.q_lambda else lane.q
+    z = target.q_ratio * q + (1.0 - target.q_ratio) * z
   if lane.plies_left is not None:
     lane = lane.replace(plies_left=jnp.where(this_game, plies_left, lane.plies_left))
   return lane.replace(
@@ -237,14 +250,11 @@ def add(replay: Replay, obs, policy, legal, mover, q=None) -> Replay:
   return jax.vmap(_add)(replay, obs, policy, legal, mover, q)
 
 
-def finish(replay: Replay, done, rewards, ownership=None, owned=None, discount: float = 1.0,
-           q_ratio: float = 0.0, q_lambda: float = 0.0) -> Replay:
+def finish(replay: Replay, done, rewards, ownership=None, owned=None, target: ValueTarget = ValueTarget()) -> Replay:
   """Labels the positions of each lane's game where `done` [lanes] with `rewards` [lanes, 2] (draw: zeros),
-  each discounted by `discount` per ply before the game's last move (search.discount; 1 = the outcome as it is)
-  and mixed with its stored q by `q_ratio` (train.q_ratio; with `q_lambda`, train.q_lambda, with the
-  exponential average of its and its game's later q), and, if the replay keeps ownership, with `ownership`
+  turned into value targets as `target` says, and, if the replay keeps ownership, with `ownership`
   [lanes, points] (player 0's view) where `owned` [lanes]."""
-  label = functools.partial(_finish, discount=discount, q_ratio=q_ratio, q_lambda=q_lambda)
+  label = functools.partial(_finish, target=target)
   if replay.ownership is None:
     return jax.vmap(label)(replay, done, rewards)
   return jax.vmap(label)(replay, done, rewards, ownership, owned)

@@ -227,8 +227,8 @@ def capped_search(search, fast_search, variables, keys, state: pgx.State, full: 
 
 
 def play_ply(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Actors, replay: replay_lib.Replay,
-             key: chex.PRNGKey, game: str = "", fast_search=None, resign_below=None, full=True, discount: float = 1.0,
-             q_ratio: float = 0.0, q_lambda: float = 0.0):
+             key: chex.PRNGKey, game: str = "", fast_search=None, resign_below=None, full=True,
+             target: replay_lib.ValueTarget = replay_lib.ValueTarget()):
   """Plays one move in every game; returns (actors, replay, Outcome, Move). The key is consumed.
 
   `game` (config.game) names the game for the diagnostics (Go's passes, chess's repetitions).
@@ -236,9 +236,8 @@ def play_ply(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Ac
   (`capped_search`); a position it searched goes to replay with an all-zero policy, which the loss
   reads as "no policy target".
   `resign_below` ([] v_resign, or None: no resignation): a mover whose `resign_value` is below it resigns,
-  unless its game is a check game, and loses. `discount` (search.discount) discounts the value targets, and
-  `q_ratio` (train.q_ratio) mixes into them the search's value of its best move (with `q_lambda`,
-  train.q_lambda, the exponential average of it and its game's later ones)."""
+  unless its game is a check game, and loses. `target` says how a finished game's outcome becomes its
+  positions' value targets (`replay.ValueTarget`)."""
   keys = jax.vmap(lambda k: jax.random.split(k, 3))(per_game_keys(key, actors.slot))
   search_keys, action_keys, reset_keys = keys[:, 0], keys[:, 1], keys[:, 2]
   state = actors.env
@@ -270,10 +269,11 @@ def play_ply(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Ac
   ownership = owned = None
   if replay.ownership is not None:  # KataGo's ownership target: the final board of a game that really ended
     ownership, owned = rules.final_ownership(state, rules.GO_SIZES[game]), state.terminated & ~resigned
-  replay = replay_lib.finish(replay, done, rewards, ownership, owned, discount, q_ratio, q_lambda)
+  replay = replay_lib.finish(replay, done, rewards, ownership, owned, target)
 
   mover = jax.nn.one_hot(mover_id, 2)[..., None]  # [B, 2, 1]
-  decay = jnp.array([[[discount, 1.0, discount ** 2]]])  # one more ply between every earlier move and the end
+  d = target.discount
+  decay = jnp.array([[[d, 1.0, d ** 2]]])  # one more ply between every earlier move and the end
   values = actors.values * decay + mover * jnp.stack([out.value, out.value ** 2, jnp.ones_like(out.value)], -1)[:, None]
   # sum over the moves of (v - z d^k)^2 = sum v^2 - 2 z sum v d^k + z^2 sum d^2k, per player with its outcome z,
   # k each move's plies to the last (replay.finish's target, less train.q_ratio's share of the search value)
@@ -316,8 +316,8 @@ def where_games(mask, new, old):
 
 
 def play_chunk(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Actors, replay, key,
-               game: str = "", fast_search=None, resign_below=None, coins=None, discount: float = 1.0,
-               q_ratio: float = 0.0, q_lambda: float = 0.0):
+               game: str = "", fast_search=None, resign_below=None, coins=None,
+               target: replay_lib.ValueTarget = replay_lib.ValueTarget()):
   """Plays `config.chunk_plies` plies in every game; returns (actors, replay, (Move, Outcome)), their leaves
   [T, B] (`chunk_metrics` sums them up). The key is consumed. `coins` ([T] bool, `playout_coins`):
   which plies `fast_search` does not play; all full if None."""
@@ -325,7 +325,7 @@ def play_chunk(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: 
   def body(carry, xs):
     (actors, replay), (ply_key, full) = carry, xs
     actors, replay, outcome, move = play_ply(env, search, config, variables, actors, replay, ply_key, game,
-                                             fast_search, resign_below, full, discount, q_ratio, q_lambda)
+                                             fast_search, resign_below, full, target)
     return (actors, replay), (move, outcome)
 
   coins = jnp.ones((config.chunk_plies,), bool) if coins is None else coins

@@ -186,8 +186,7 @@ def _shard_step(program: Program, state: TrainState, coins: chex.Array, phase: s
     actors, replay, (moves, outcomes) = selfplay.play_chunk(program.env, program.search, config.selfplay, variables,
                                                             state.actors, state.replay, play_key, config.game,
                                                             program.fast_search, resign_below, coins,
-                                                            config.search.discount, config.train.q_ratio,
-                                                            config.train.q_lambda)
+                                                            replay_lib.ValueTarget.of(config))
     metrics = selfplay.chunk_metrics(moves, outcomes, AXIS)
     if config.selfplay.resign:  # the calibration, with the check games this chunk finished
       metrics["resign_threshold"] = resign_below

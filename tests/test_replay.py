@@ -52,13 +52,13 @@ def test_second_player_win_and_spanning_many_chunks():
 def test_a_discount_labels_each_position_by_its_plies_to_the_end():
   # search.discount: the mover of the last move gets z, one ply earlier z * discount, and so on; in each
   # lane by its own game's length, and across the ring's wrap (size 4: a game of 6 positions keeps its last 4).
-  r = _replay(lanes=2, size=4)
+  r, halved = _replay(lanes=2, size=4), replay_lib.ValueTarget(discount=0.5)
   for t in range(6):
     r = _add(r, [t, t], [t % 2, t % 2])
     if t == 2:  # lane 1's game ends after 3 positions (player 1 wins); lane 0's goes on
-      r = replay_lib.finish(r, jnp.array([False, True]), jnp.array([[0.0, 0.0], [-1.0, 1.0]]), discount=0.5)
+      r = replay_lib.finish(r, jnp.array([False, True]), jnp.array([[0.0, 0.0], [-1.0, 1.0]]), target=halved)
       np.testing.assert_allclose(r.value[1, :3], [-0.25, 0.5, -1.0])  # movers 0, 1, 0
-  r = replay_lib.finish(r, jnp.array([True, False]), jnp.array([[1.0, -1.0], [0.0, 0.0]]), discount=0.5)
+  r = replay_lib.finish(r, jnp.array([True, False]), jnp.array([[1.0, -1.0], [0.0, 0.0]]), target=halved)
   np.testing.assert_allclose(r.value[0], [0.5, -1.0, 0.125, -0.25])  # slots hold positions 4, 5, 2, 3
 
 
@@ -69,7 +69,7 @@ def test_q_ratio_mixes_each_positions_search_value_into_its_outcome():
   for t, q in enumerate([0.5, -0.2, 0.9]):
     r = replay_lib.add(r, jnp.array([[t]]), jnp.ones((1, 3)) / 3, jnp.ones((1, 3), bool), jnp.array([t % 2]),
                        jnp.array([q]))
-  mixed = replay_lib.finish(r, jnp.array([True]), jnp.array([[1.0, -1.0]]), q_ratio=0.25)
+  mixed = replay_lib.finish(r, jnp.array([True]), jnp.array([[1.0, -1.0]]), target=replay_lib.ValueTarget(q_ratio=.25))
   np.testing.assert_allclose(mixed.value[0, :3], [0.25 * 0.5 + 0.75, 0.25 * -0.2 - 0.75, 0.25 * 0.9 + 0.75])
   plain = replay_lib.finish(r, jnp.array([True]), jnp.array([[1.0, -1.0]]))
   np.testing.assert_allclose(plain.value[0, :3], [1.0, -1.0, 1.0])
@@ -79,15 +79,16 @@ def test_q_lambda_mixes_in_the_exponential_average_of_the_games_later_search_val
   # train.q_lambda (KataGo's short-term value target): q_ratio's q becomes (1 - l) sum_k l^k q_(t+k) + l^(T - t) z,
   # each later q turned to t's mover's view; written here as the plain loop, on a lane that wrapped around.
   lam, ratio, size = 0.6, 0.5, 5
+  target = replay_lib.ValueTarget(q_ratio=ratio, q_lambda=lam)
   r = replay_lib.init(1, size, jax.ShapeDtypeStruct((1,), jnp.int32), 3, q=True)
   qs, movers = [0.3, -0.5, 0.8, 0.1, -0.9, 0.4, 0.7], [0, 1, 0, 0, 1, 0, 1]  # game A: positions 0-2, B: 3-6
   for t, (q, m) in enumerate(zip(qs, movers)):
     r = replay_lib.add(r, jnp.array([[t]]), jnp.ones((1, 3)) / 3, jnp.ones((1, 3), bool), jnp.array([m]),
                        jnp.array([q]))
     if t == 2:
-      r = replay_lib.finish(r, jnp.array([True]), jnp.array([[1.0, -1.0]]), q_ratio=ratio, q_lambda=lam)
+      r = replay_lib.finish(r, jnp.array([True]), jnp.array([[1.0, -1.0]]), target=target)
   a_before = np.asarray(r.value[0, 2 % size])
-  r = replay_lib.finish(r, jnp.array([True]), jnp.array([[-1.0, 1.0]]), q_ratio=ratio, q_lambda=lam)
+  r = replay_lib.finish(r, jnp.array([True]), jnp.array([[-1.0, 1.0]]), target=target)
   sign = lambda t: 1.0 if movers[t] == 0 else -1.0
   for t in range(3, 7):  # game B, won by player 1
     later = sum((1 - lam) * lam ** (k - t) * sign(t) * sign(k) * qs[k] for k in range(t, 7))
