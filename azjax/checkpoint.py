@@ -18,9 +18,12 @@ leaves the earlier checkpoints as they were.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import shutil
+import socket
 from pathlib import Path
 
 import jax
@@ -34,6 +37,7 @@ from azjax.checkpoint_files import (  # noqa: F401  (also read as ckpt.*)
 from azjax.config import Config
 
 ITEMS = ("state", "model", "meta")
+LOCK = ".azjax-run.lock"  # in a run directory: held by the process that trains it (`hold`)
 UNFINISHED = ".orbax-checkpoint-tmp"  # orbax's mark of a step (or item) whose write has not committed
 DAMAGED = "damaged-checkpoints"  # beside checkpoints/: steps found damaged, kept for inspection
 
@@ -55,6 +59,33 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     except OSError:
       pass
     raise WriteError(f"could not write {path}: {reason(e)}") from e
+
+
+@contextlib.contextmanager
+def hold(run_dir: str | os.PathLike):
+  """Holds `run_dir` for this process while the block runs; CheckpointError, naming the holder, if another
+  process holds it. Two trainers in one directory would delete each other's checkpoint writes in progress
+  (`remove_unfinished`) and log every evaluation twice. An advisory flock: the kernel drops it when its
+  holder dies, so a killed run leaves nothing to clean up before its resume."""
+  path = Path(run_dir) / LOCK
+  try:
+    f = open(path, "a+")
+  except OSError as e:
+    raise WriteError(f"could not write {path}: {reason(e)}") from e
+  with f:
+    try:
+      fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+      f.seek(0)
+      raise CheckpointError(f"{run_dir} is in use by {f.read().strip() or 'another process'} (it holds {path}); "
+                            "wait for that run to stop, or choose another run directory") from None
+    f.truncate(0)
+    f.write(f"process {os.getpid()} on {socket.gethostname()}\n")
+    f.flush()
+    try:
+      yield
+    finally:
+      fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def _leaves(tree) -> dict:

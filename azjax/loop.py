@@ -16,6 +16,7 @@ cannot be written (disk full) stops the run with WriteError naming it.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import os
@@ -147,15 +148,22 @@ def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: b
   whenever new rows reach the CSV files (a notebook redraws its plots from them).
 
   On several processes (`distributed.initialize`), every process calls it with the same arguments;
-  process 0 alone writes the logs, CSV and TensorBoard files and plays the evaluations."""
+  process 0 alone writes the logs, CSV and TensorBoard files and plays the evaluations, and holds the
+  run directory (`checkpoint.hold`: a second process training in it is refused)."""
   started = time.time()
-  main = distributed.is_main()
-  devices = jax.devices()
-  validate(config, len(devices))
+  validate(config, len(jax.devices()))
   if seeds and config.run.gate_games:
     raise ConfigError("run.gate_games", config.run.gate_games, "0 in a sweep (gating is per run)")
   run_dir = Path(run_dir or f"runs/{config.game}-{time.strftime('%Y%m%d-%H%M%S')}")
   run_dir.mkdir(parents=True, exist_ok=True)
+  with ckpt.hold(run_dir) if distributed.is_main() else contextlib.nullcontext():
+    return _train(config, run_dir, resume, progress, callback, seeds, evaluator, desc, started)
+
+
+def _train(config: Config, run_dir: Path, resume: bool, progress: bool, callback, seeds, evaluator, desc,
+           started: float) -> RunResult:
+  main = distributed.is_main()
+  devices = jax.devices()
   n = len(seeds) if seeds else 0
   # Every evaluated checkpoint stays on disk (orbax's keep_period): later evaluations play the latest
   # run.eval_pool of them, and all of them stay for matches after the run.

@@ -327,6 +327,38 @@ def test_the_cli_exits_4_naming_a_file_it_cannot_write(tmp_path, reference):
   _assert_same(_state(run), _state(reference, 4))
 
 
+HOLDER = """
+import sys, time
+from azjax import checkpoint as ckpt
+with ckpt.hold(sys.argv[1]):
+  print("held", flush=True)
+  time.sleep(600)
+"""
+
+
+def test_a_run_directory_another_process_holds_is_refused_untouched_and_freed_when_that_process_dies(
+    tmp_path, reference):
+  """A second trainer in one run directory would delete the first's checkpoint write in progress and log its
+  evaluations twice: it is refused, naming the holder, before it touches a file. A SIGKILLed holder frees it."""
+  run = _partial_copy(reference, tmp_path / "run", 5)  # the reference's lock file comes along, held by no one
+  before = sorted((p.relative_to(run).as_posix(), p.stat().st_mtime_ns) for p in run.rglob("*"))
+  holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(run)], cwd=ROOT, env=ENV, stdout=subprocess.PIPE,
+                            text=True)
+  try:
+    assert holder.stdout.readline() == "held\n"
+    r = _cli("tictactoe", "--resume", str(run), "--no-progress")
+    assert r.returncode == 2, r.stderr[-2000:]
+    assert r.stderr.strip().splitlines()[-1].startswith(f"error: {run} is in use by process {holder.pid} on ")
+    after = sorted((p.relative_to(run).as_posix(), p.stat().st_mtime_ns) for p in run.rglob("*"))
+    assert [a for a in after if a[0] != ckpt.LOCK] == [b for b in before if b[0] != ckpt.LOCK]
+  finally:
+    holder.send_signal(signal.SIGKILL)
+    holder.wait()
+  r = _cli("tictactoe", "--resume", str(run), "--no-progress")
+  assert r.returncode == 0, r.stderr[-2000:]
+  _assert_finished_like(run, reference)
+
+
 def test_csv_logs_survive_a_kill_mid_write(tmp_path):
   from azjax.records import CsvLog
   path = tmp_path / "metrics.csv"
