@@ -170,7 +170,7 @@ def test_value_mse_is_the_root_values_error_against_each_movers_outcome(discount
   values, finished = [[] for _ in range(8)], 0
   search = jax.jit(program.search)
   ply = jax.jit(lambda a, r, k: selfplay.play_ply(program.env, program.search, config.selfplay, (params, bn_state),
-                                                  a, r, k, discount=discount))
+                                                  a, r, k, target=replay_lib.ValueTarget(discount=discount)))
   for key in jax.random.split(jax.random.PRNGKey(3), 12):
     mover = np.asarray(actors.env.current_player)
     search_keys = jax.vmap(lambda k: jax.random.split(k, 3))(selfplay.per_game_keys(key, actors.slot))[:, 0]
