@@ -231,8 +231,9 @@ _CPU_POLICY_HEAD = {"chess": "planes"}
 # games), and at 256 simulations won the first game any network here has won against Stockfish skill 0 at depth 1
 # (1 of 20). Self-play labels about twice as many games a step, 1% of them ended by repetition (docs/results/learning,
 # section 45). Seed 1 held to step 800: 31-24-9 (0.672, 0.575-0.749); 0.988 against uniform random at step 1,000.
-# A 60-ply cap (seed 0) lost 0.398 (0.320-0.489) to this one at step 1,000, though it loses less a move to Stockfish
-# (section 46). `--set selfplay.max_plies=160` for the cap before.
+# A 60-ply cap lost to this one 0.398 on each seed (steps 1,000 and 800), a 70-ply cap tied it (0.500, 0.539 on
+# seed 1); neither gained against Stockfish on both seeds (sections 46-47). `--set selfplay.max_plies=160` for the
+# cap before.
 # `--set network.attacks=false --set selfplay.max_plies=0 --set selfplay.adjudicate_material=0` for the papers'.
 _CPU_ATTACKS = {"chess"}
 _CPU_ADJUDICATION = {"chess": dict(max_plies=80, adjudicate_material=3)}
