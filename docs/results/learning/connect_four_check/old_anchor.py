@@ -1,5 +1,6 @@
 """The 2026-11-22 pure-MCTS anchor (arena.mcts_policy at 21e0de8: mctx.muzero_policy with mctx's defaults), rewritten
 here to play today's checkpoints: python old_anchor.py RUN STEP | random."""
+import functools
 import sys
 import jax, jax.numpy as jnp, mctx
 from azjax import arena, load_agent
@@ -7,15 +8,8 @@ from azjax.games import make_env
 
 def old_mcts_policy(game, num_simulations):
   env = make_env(game)
-  def rollout(key, state):
-    player = state.current_player
-    def body(c):
-      s, k, t = c
-      k, k1 = jax.random.split(k)
-      s = env.step(s, arena.random_moves(k1, jax.tree.map(lambda x: x[None], s))[0])
-      return s, k, t + s.rewards[player]
-    return jax.lax.while_loop(lambda c: ~(c[0].terminated | c[0].truncated), body, (state, key, jnp.zeros(())))[2]
   def evaluate(key, state):
+    rollout = functools.partial(arena._rollout_value, env)  # random play to the end: unchanged since then
     value = jax.vmap(rollout)(jax.random.split(key, state.current_player.shape[0]), state)
     return jnp.where(state.legal_action_mask, 0.0, jnp.finfo(jnp.float32).min), value
   def recurrent_fn(_, key, action, state):
