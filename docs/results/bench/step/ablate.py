@@ -10,8 +10,8 @@ rounds (one call of each per round, so a noisy machine slows all alike) and repo
   all/0      the whole step with train.updates_per_step=0: self-play and all but the updates
   all/scan   the whole step with the updates as a loop (train.update_loop=scan)
 The base config is issue 17's small chess one (2x32, 16 simulations, 64 games x 8 plies, 1 x 256 updates);
---preset NAME starts from that preset instead. Every program that trains (all, train, all/scan) starts from
-a replay filled by 64 plies of self-play, or by self-play past selfplay.max_plies where that is longer, so that
+--preset NAME starts from that preset instead. Every variant but all/0 (which has no updates) starts from a
+replay filled by 64 plies of self-play, or by self-play past selfplay.max_plies where that is longer, so that
 every lane holds a finished game and the updates run (train_step skips them until then).
 """
 

@@ -8,8 +8,8 @@ from azjax.games import make_env
 
 def old_mcts_policy(game, num_simulations):
   env = make_env(game)
+  rollout = functools.partial(arena._rollout_value, env)  # random play to the end: unchanged since then
   def evaluate(key, state):
-    rollout = functools.partial(arena._rollout_value, env)  # random play to the end: unchanged since then
     value = jax.vmap(rollout)(jax.random.split(key, state.current_player.shape[0]), state)
     return jnp.where(state.legal_action_mask, 0.0, jnp.finfo(jnp.float32).min), value
   def recurrent_fn(_, key, action, state):
