@@ -123,7 +123,7 @@ _CPU = {
     "tictactoe": (2, 32, 32, 128, 16384, 256, 8, 150, 0.1),
     "connect_four": (2, 32, 16, 64, 16384, 256, 4, 1500, 0.02),
     "othello": (2, 32, 16, 64, 16384, 256, 4, 1500, 0.02),
-    "go9": (2, 32, 16, 64, 32768, 256, 4, 2650, 0.02),
+    "go9": (2, 32, 16, 64, 32768, 256, 4, 5300, 0.02),
     "go": (2, 32, 16, 16, 32768, 256, 4, 1500, 0.02),
     "chess": (2, 32, 16, 64, 32768, 256, 16, 800, 0.002),
     "shogi": (2, 32, 16, 64, 32768, 256, 4, 300, 0.002),
@@ -165,22 +165,26 @@ _CPU_GLOBAL_POOLING = ("go9",)
 # (docs/results/learning, section 24). Unmeasured on 19x19, so off there.
 _CPU_LIBERTIES = ("go9",)
 
-# Go9 trains for 2650 steps, the issue's 2 hours on one core beside another run, evaluated every 400: the two seeds
-# of section 24 continued from step 1200 at the same constant rate beat their step 1200 41-23 and 38-26 head to head,
-# and lost to GNU Go level 1 by -24.1 (21 wins) and -14.2 (9 wins) over 40 games each, against -33.0 and -23.4 at
-# 1200; a tenfold rate drop at step 1200 instead gave nothing by step 1600 (-34.7, -30.2; docs/results/learning,
-# section 25). Chess, playing at 32 simulations (_CPU_PLAY_SIMULATIONS), every 200: games at 32 cost about twice those
-# at 16 (128 against random: 9-13 minutes against 5-6; docs/results/learning, section 38), so four evaluations cost
-# what eight did. Elsewhere an evaluation every 100 steps.
+# Go9 trains for 5300 steps, the issue's 2 hours on one core beside another run on the machine of section 49
+# (92 minutes with its 14 evaluations; 2650 steps took 82 minutes on the slower machine of sections 32-33, where
+# 5300 would take about 2.7 hours: `--set train.num_steps=2650 --set train.lr_boundaries=6400` is that preset),
+# evaluated every 400. Two seeds at 5300 steps beat the 2650-step preset's end 0.648 and 0.656 over 256 games, and
+# lost to GNU Go level 1 by -19.0 (26 wins) and -10.0 (42 wins) over 60 games each, where 2650 steps on four seeds
+# lost by -17.2 to -21.3 (21-27 wins; docs/results/learning, sections 33, 48, 49). Before that, 2650 steps: the
+# two seeds of section 24 continued from step 1200 at the same constant rate beat their step 1200 41-23 and 38-26
+# and gained 9 points against GNU Go (section 25). Chess, playing at 32 simulations (_CPU_PLAY_SIMULATIONS), every
+# 200: games at 32 cost about twice those at 16 (128 against random: 9-13 minutes against 5-6; docs/results/learning,
+# section 38), so four evaluations cost what eight did. Elsewhere an evaluation every 100 steps.
 _CPU_EVAL_EVERY = {"go9": 400, "chess": 200}
 
 # AlphaZero's tenfold learning-rate drop ([AZ]: 0.2 to 0.02 and on; train.lr_boundaries counts updates), once, late:
-# at update 6,400, step 1608 of go9's 2650 (updates start at step 9, when the replay first holds a batch). Three seeds
-# at step 2650 against GNU Go level 1, 60 games each: -17.2, -18.5 and -21.1 points, pooled -18.9 (se 2.6), where the
-# constant rate's three seeds pooled -21.1 (se 3.5) over 100 games on another machine; self-play sharpens (policy
-# entropy 1.4 to 1.0-1.2) and its median game went from 57 plies to 59-72 (docs/results/learning, sections 32-33).
-# A drop at step 1200 gained nothing by 1600 (section 25). `--set train.lr_boundaries=` for a constant rate.
-_CPU_LR_BOUNDARIES = {"go9": (6400,)}
+# at update 12,800, step 3209 of go9's 5300 (updates start at step 9, when the replay first holds a batch): 61% of
+# the run, as update 6,400 was of the 2650-step preset. There, three seeds at step 2650 against GNU Go level 1, 60
+# games each: -17.2, -18.5 and -21.1 points, pooled -18.9 (se 2.6), where the constant rate's three seeds pooled
+# -21.1 (se 3.5) over 100 games on another machine; self-play sharpens (policy entropy 1.4 to 1.0-1.2) and its
+# median game went from 57 plies to 59-72 (docs/results/learning, sections 32-33). A drop at step 1200 gained
+# nothing by 1600 (section 25). `--set train.lr_boundaries=` for a constant rate.
+_CPU_LR_BOUNDARIES = {"go9": (12800,)}
 
 # Go9's evaluations also play GNU Go level 1, 20 games (run.eval_engine_games; the anchor issue 16 measures
 # against), where it is installed (`experiments.go9` says when it is not and leaves them out). From step 400 on the
