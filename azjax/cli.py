@@ -63,18 +63,6 @@ def _without_missing_engine(config, overrides: list[str], say):
   return apply_overrides(config, ["run.eval_engine_games=0"])
 
 
-def _unreached_drops(config, say):
-  """A line for each learning-rate drop (train.lr_boundaries, counted in updates) that the run cannot reach: a
-  preset's drops sit at a fraction of its own train.num_steps, and a shorter run keeps them, training at a
-  constant rate unless it says otherwise."""
-  most = config.train.num_steps * config.train.updates_per_step
-  for b in config.train.lr_boundaries:
-    if b >= most:
-      say(f"train.lr_boundaries: the drop at update {b} lies past the run's at most {most} updates "
-          f"(train.num_steps x train.updates_per_step), so its learning rate stays {config.train.learning_rate:g} "
-          "there; set train.lr_boundaries for this length")
-
-
 def main(game: str, argv=None) -> int:
   """Runs an experiment; returns the exit code, with one clear message on failure: 2 for bad input (or no
   intact checkpoint to resume), 3 when training diverged, 4 when a file or checkpoint could not be written
@@ -121,7 +109,6 @@ def main(game: str, argv=None) -> int:
       if args.run_dir is None and distributed.topology(args) is not None:
         raise ConfigError("--run-dir", None, "a directory every process names alike (a run on several processes)")
       run_dir = args.run_dir or f"runs/{game}-{args.preset}-{time.strftime('%Y%m%d-%H%M%S')}"
-    _unreached_drops(config, say)
     result = train(config, run_dir, resume=bool(args.resume), progress=not args.no_progress)
   except (ConfigError, ckpt.CheckpointError) as e:
     print(f"error: {e}", file=sys.stderr)

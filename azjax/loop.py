@@ -136,6 +136,15 @@ def _logger(run_dir: Path) -> logging.Logger:
   return log
 
 
+def unreached_drops(config: Config) -> list[str]:
+  """A note for each learning-rate drop (train.lr_boundaries, counted in updates) the run cannot reach: a preset's
+  drops sit at a fraction of its own train.num_steps, and a shorter run keeps them, so its rate never drops there."""
+  most = config.train.num_steps * config.train.updates_per_step
+  return [f"train.lr_boundaries: the drop at update {b} lies past the run's at most {most} updates "
+          "(train.num_steps x train.updates_per_step), so the learning rate never drops there; set "
+          "train.lr_boundaries for this length" for b in config.train.lr_boundaries if b >= most]
+
+
 def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: bool = False,
           progress: bool = True, callback=None, seeds: list[int] | None = None, evaluator=None,
           desc: str | None = None) -> RunResult:
@@ -207,6 +216,7 @@ def _train(config: Config, run_dir: Path, resume: bool, progress: bool, callback
                  f"(selfplay.batch_size={config.selfplay.batch_size}), under two typical {config.game} games "
                  f"({spec(config.game).typical_plies} plies each): a game's first positions may be overwritten "
                  "before it ends; raise replay.window")
+  notes += unreached_drops(config)
   if state is None:
     distributed.barrier("azjax-init")  # the processes compile at different speeds; meet before the first
     state = train_lib.init_state(program, mesh, seeds)  # program that spans them all

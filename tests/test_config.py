@@ -131,12 +131,10 @@ def test_a_resumed_run_must_keep_what_shapes_its_saved_state():
 
 def test_a_run_too_short_for_its_learning_rate_drop_is_told_so():
   """The go9 cpu preset drops its rate at update 12,800 of 5300 steps x 4 updates; a run shortened to 2650 steps
-  never gets there, and `experiments.go9` says which field to set, while the full run says nothing."""
-  from azjax import cli
-  config, lines = azjax.preset("go9", "cpu"), []
-  cli._unreached_drops(config, lines.append)
-  assert config.train.lr_boundaries == (12800,) and not lines
-  cli._unreached_drops(apply_overrides(config, ["train.num_steps=2650"]), lines.append)
-  assert len(lines) == 1 and "update 12800" in lines[0] and "at most 10600 updates" in lines[0], lines
-  cli._unreached_drops(apply_overrides(config, ["train.num_steps=2650", "train.lr_boundaries=6400"]), lines.append)
-  assert len(lines) == 1
+  never gets there, and the run's start says which field to set, while the full run says nothing."""
+  from azjax.loop import unreached_drops
+  config = azjax.preset("go9", "cpu")
+  assert config.train.lr_boundaries == (12800,) and not unreached_drops(config)
+  notes = unreached_drops(apply_overrides(config, ["train.num_steps=2650"]))
+  assert len(notes) == 1 and "update 12800" in notes[0] and "at most 10600 updates" in notes[0], notes
+  assert not unreached_drops(apply_overrides(config, ["train.num_steps=2650", "train.lr_boundaries=6400"]))
