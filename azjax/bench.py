@@ -15,6 +15,7 @@ import resource
 import statistics
 import time
 
+import chex
 import jax
 import jax.numpy as jnp
 
@@ -98,16 +99,28 @@ def inference_floor(program, calls: int, repeats: int) -> tuple[float, float]:
   return seconds, flops
 
 
+def hashed_moves(i: chex.Array, legal: chex.Array) -> chex.Array:
+  """[B] int32 a legal move in each game, scattered over the legal moves by a multiplicative hash of (i, game,
+  action): a few integer operations an action, where a uniform draw (`arena.random_moves`, threefry bits for
+  every action) cost as much as the game's steps themselves on chess (0.9 s of the 1.6-2.1 s that
+  `selfplay_env_steps_s` measured at 64 games x 136 calls on the 2-core CPU, docs/results/bench/chess_moves)."""
+  games, actions = legal.shape
+  ids = (jnp.arange(games, dtype=jnp.uint32)[:, None] * jnp.uint32(actions) + jnp.arange(actions, dtype=jnp.uint32)
+         + jnp.asarray(i, jnp.uint32) * jnp.uint32(0x9E3779B1))
+  mixed = (ids * jnp.uint32(0x85EBCA6B)) ^ (ids >> 13)
+  return jnp.argmax(jnp.where(legal, mixed * jnp.uint32(0xC2B2AE35) >> 8, 0), axis=-1).astype(jnp.int32)
+
+
 def env_floor(program, calls: int, repeats: int) -> float:
   """Seconds of the self-play step's game steps alone: one vmapped env.step over the self-play batch
-  per simulation and per real move (`calls`, from `search_calls`), from positions of random play."""
+  per simulation and per real move (`calls`, from `search_calls`), from positions of play by `hashed_moves`."""
   c = program.config
   step = batched_step(program.env)
   start = batched_init(program.env)(jax.random.split(jax.random.PRNGKey(0), c.selfplay.batch_size))
 
   def loop(state):
-    def body(i, state):  # a random legal move in each game; a finished game starts again
-      moved = step(state, arena.random_moves(jax.random.fold_in(jax.random.PRNGKey(1), i), state))
+    def body(i, state):  # a scattered legal move in each game; a finished game starts again
+      moved = step(state, hashed_moves(i, state.legal_action_mask))
       return selfplay.where_games(moved.terminated | moved.truncated, start, moved)
     return jax.lax.fori_loop(0, calls, body, state)
 

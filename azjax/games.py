@@ -8,6 +8,8 @@ import functools
 import jax
 import pgx
 
+from azjax import chess_moves
+
 
 @dataclasses.dataclass(frozen=True)
 class GameSpec:
@@ -53,8 +55,12 @@ def make_env(name: str) -> pgx.Env:
   """The pgx environment of a game (cached: envs hold constant tables).
 
   Chess and shogi games over 512 plies end as draws and Go is scored
-  Tromp-Taylor with komi 7.5, as in the paper; pgx implements both.
+  Tromp-Taylor with komi 7.5, as in the paper; pgx implements both. Chess is
+  pgx's game with a cheaper legal-move generator and observation
+  (`chess_moves`): the same states, step for step.
   """
+  if name == "chess":
+    return chess_moves.Chess()
   return pgx.make(SPECS[name].pgx_id)
 
 
