@@ -88,7 +88,7 @@ def _tables() -> dict[str, np.ndarray]:
       under_slot[f, p] = to_plane[f, t] - 9 if t >= 0 else 0
   return {
       "rot90": np.rot90(np.arange(64).reshape(8, 8), k=1).reshape(-1),  # pgx's observation turns each board so
-      "geometry": geometry.transpose(1, 0, 2),  # [square, piece kind, slot]
+      "geometry": geometry.transpose(0, 2, 1),  # [piece kind, slot, square]
       "dest": dest, "ray": ray, "delta": [tuple(int(v) for v in d) for d in delta],
       "lines": np.array([[m for k in range(1, 8) for m in range(56) if direction[m] == d and distance[m] == k]
                          for d in range(8)]),
@@ -111,32 +111,29 @@ def legal_action_mask(x: pgx_chess.GameState) -> jax.Array:
   board = x.board.astype(jnp.int8)  # the mover's pieces positive; bytes, as the arrays below are 64x64 a position
   ours = jnp.maximum(board, EMPTY)
   padded = jnp.append(board, jnp.int8(EMPTY))
-  # Pseudo-legal moves, [from square, slot].
-  target = padded[t["dest"]]
+  # Pseudo-legal moves, [slot, from square] (slot-major: the lines below are rows; 1.5x as fast as square-major).
+  dest = t["dest"].T
+  target = padded[dest]
   empty = target == EMPTY
-  clear = [None] * SLOTS  # per slot: nothing stands between the square and the slot's destination
-  for m in range(56, SLOTS):
-    clear[m] = jnp.ones(64, bool)
+  clear = [jnp.ones(64, bool)] * SLOTS  # per slot: nothing stands between the square and the slot's destination
   for line in tables["lines"]:  # the 7 slots of one direction, nearest first
-    clear[line[0]] = jnp.ones(64, bool)
     for near, far in zip(line[:-1], line[1:]):
-      clear[far] = clear[near] & empty[:, near]
-  clear = jnp.stack(clear, axis=1)
-  geometry = t["geometry"][jnp.arange(64), ours]  # [64, 64]: one row of the table a square
-  pawn_ok = jnp.where(t["straight_slot"], empty, target < 0)
-  pseudo = geometry & clear & (target <= EMPTY) & ((ours[:, None] != PAWN) | pawn_ok)
+      clear[far] = clear[near] & empty[near]
+  geometry = (ours == jnp.arange(1, 7, dtype=jnp.int8)[:, None, None]) & t["geometry"][1:]  # [kind, slot, square]
+  pawn_ok = jnp.where(t["straight_slot"][:, None], empty, target < 0)
+  pseudo = geometry.any(0) & jnp.stack(clear) & (target <= EMPTY) & ((ours != PAWN) | pawn_ok)
 
   # Checks and pins, seen from the king along its eight lines.
   king = jnp.argmax(board == KING)
-  line = target[king][tables["lines"]]  # [8 directions, 7 distances]
+  line = target[:, king][tables["lines"]]  # [8 directions, 7 distances]
   seen = line != EMPTY
   first = jnp.argmax(seen, axis=1)
-  second = jnp.argmax(seen & (jnp.arange(7) > first[:, None]), axis=1)
-  has_first, has_second = seen.any(1), (seen & (jnp.arange(7) > first[:, None])).any(1)
+  beyond = seen & (jnp.arange(7) > first[:, None])
+  second = jnp.argmax(beyond, axis=1)
   first_piece, second_piece = line[jnp.arange(8), first], line[jnp.arange(8), second]
   diagonal = t["diagonal"]
-  line_check = has_first & _enemy_slider(first_piece, diagonal)
-  pinned = has_first & (first_piece > 0) & has_second & _enemy_slider(second_piece, diagonal)
+  line_check = seen.any(1) & _enemy_slider(first_piece, diagonal)
+  pinned = seen.any(1) & (first_piece > 0) & beyond.any(1) & _enemy_slider(second_piece, diagonal)
   knight_check = padded[t["knight"][king]] == -KNIGHT
   pawn_check = padded[t["pawn_checks"][king]] == -PAWN
   checks = line_check.sum() + knight_check.sum() + pawn_check.sum()
@@ -146,18 +143,18 @@ def legal_action_mask(x: pgx_chess.GameState) -> jax.Array:
                            jnp.where(knight_check, t["knight"][king], OFF),
                            jnp.where(pawn_check, t["pawn_checks"][king], OFF)])
   stops = jnp.zeros(65, bool).at[stops].set(True).at[OFF].set(False)
-  evades = (checks == 0) | ((checks == 1) & stops[t["dest"]])
+  evades = (checks == 0) | ((checks == 1) & stops[dest])
   pinned_square = jnp.where(pinned, t["ray"][king, jnp.arange(8), first], OFF)
   pin_axis = jnp.full(65, NO_PIN).at[pinned_square].set(t["dir_axis"])[:64]
-  keeps_pin = (pin_axis[:, None] == NO_PIN) | (pin_axis[:, None] == t["slot_axis"][None, :])
+  keeps_pin = (pin_axis == NO_PIN) | (pin_axis == t["slot_axis"][:, None])
   legal = pseudo & evades & keeps_pin
 
   # The king: to a square no enemy attacks once the king has left its own.
   without_king = x._replace(board=x.board.at[king].set(EMPTY))
   king_dest = t["dest"][king, t["king_slots"]]
   attacked = jax.vmap(pgx_chess._is_attacked, in_axes=(None, 0))(without_king, jnp.minimum(king_dest, 63))
-  king_row = jnp.zeros(SLOTS, bool).at[t["king_slots"]].set(pseudo[king, t["king_slots"]] & ~attacked)
-  legal = legal.at[king].set(king_row)
+  king_moves = jnp.zeros(SLOTS, bool).at[t["king_slots"]].set(pseudo[t["king_slots"], king] & ~attacked)
+  legal = legal.at[:, king].set(king_moves).T  # [square, slot], as pgx's actions are square * 73 + plane
 
   # Underpromotions: wherever the pawn's queen promotion to the same square is legal.
   under = t["under_ok"] & (ours[:, None] == PAWN) & jnp.take_along_axis(legal, t["under_slot"], axis=1)
