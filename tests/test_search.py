@@ -10,7 +10,7 @@ from azjax.config import Config, ConfigError, NetworkConfig, SearchConfig
 from azjax.games import make_env
 from azjax.network import make_network
 from azjax import rules
-from azjax.search import (Extras, dirichlet_alpha, make_search, make_search_with, masked_logits, root_summary, scatter,
+from azjax.search import (Extras, children, dirichlet_alpha, make_search, make_search_with, masked_logits, root_summary, scatter,
                           score_center, score_utility, tree_width, unlean)
 from conftest import COMPUTE, batched_init, batched_step, untrained_agent
 
@@ -176,9 +176,21 @@ def test_tree_width_and_its_config():
 EXACT = {"chess": {}, "shogi": {}, "go9": dict(compact_tree="on", go_pass="eyes", random_symmetry=True)}
 
 
+@pytest.mark.parametrize("actions,width", [(4672, 218), (2187, 593), (82, 82), (33, 20), (9, 9)])
+def test_children_are_the_legal_moves_in_order_padded_with_the_first_illegal(actions, width):
+  rng = np.random.default_rng(actions)
+  density = np.array([0.0, 0.005, 0.05, 0.3, 0.9, 1.0])[:, None]
+  legal = jnp.asarray(rng.random((6, actions)) < density)
+  got = np.asarray(jax.jit(children, static_argnums=1)(legal, width))
+  for mask, row in zip(np.asarray(legal), got):
+    moves = np.flatnonzero(mask)[:width]
+    fill = np.flatnonzero(~mask)[0] if not mask.all() else 0
+    np.testing.assert_array_equal(row, np.r_[moves, np.full(width - len(moves), fill)])
+
+
+@pytest.mark.parametrize("game", list(EXACT))
 @pytest.mark.slow
 @pytest.mark.parametrize("algorithm", ["puct", "gumbel"])
-@pytest.mark.parametrize("game", list(EXACT))
 def test_compact_tree_searches_exactly_like_the_full_tree(game, algorithm):
   """Without root noise, the compact tree visits, values and chooses as the full tree does.
 
