@@ -10,8 +10,8 @@ from azjax.config import Config, ConfigError, NetworkConfig, SearchConfig
 from azjax.games import make_env
 from azjax.network import make_network
 from azjax import rules
-from azjax.search import (Extras, children, dirichlet_alpha, make_search, make_search_with, masked_logits, root_summary, scatter,
-                          score_center, score_utility, tree_width, unlean)
+from azjax.search import (Extras, children, dirichlet_alpha, make_search, make_search_with, masked_logits, root_summary,
+                          scatter, score_center, score_utility, tree_width, unlean)
 from conftest import COMPUTE, batched_init, batched_step, untrained_agent
 
 
@@ -188,9 +188,9 @@ def test_children_are_the_legal_moves_in_order_padded_with_the_first_illegal(act
     np.testing.assert_array_equal(row, np.r_[moves, np.full(width - len(moves), fill)])
 
 
-@pytest.mark.parametrize("game", list(EXACT))
 @pytest.mark.slow
 @pytest.mark.parametrize("algorithm", ["puct", "gumbel"])
+@pytest.mark.parametrize("game", list(EXACT))
 def test_compact_tree_searches_exactly_like_the_full_tree(game, algorithm):
   """Without root noise, the compact tree visits, values and chooses as the full tree does.
 
