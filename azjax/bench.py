@@ -2,7 +2,10 @@
 
 For one config this measures, each as the median of `repeats` timed calls after a warm-up:
 the whole train_step, its self-play half and its training half, each a program compiled on its
-own. The floor of self-play is the same number of network forward passes (`search_calls`: plies x
+own, and their floors. The calls go in rounds, each program once a round, and each ratio is the
+median of its rounds' ratios: this project's 2-core machines drift by up to 30% within a minute, so
+medians taken minutes apart compared unlike machines (a self-play half once read slower than the whole
+step that contains it). The floor of self-play is the same number of network forward passes (`search_calls`: plies x
 (simulations + 1) calls, each over the self-play batch: one root evaluation and one per simulation) in
 one loop with nothing else; the floor of training is the same number of forward+backward passes
 and optimiser updates over the training batch. FLOPs come from XLA's cost analysis of one
@@ -27,15 +30,38 @@ from azjax.replay import Batch
 from azjax.rules import masked_logits
 
 
-def _timed(fn, arg, repeats: int) -> tuple[float, object]:
-  """Median seconds of `repeats` calls `arg = fn(arg)` (fn donates or not), after one warm-up call."""
-  arg = jax.block_until_ready(fn(arg))
-  times = []
-  for _ in range(repeats):
+def _clock(fn, arg):
+  """A clock for `arg = fn(arg)` (fn donates or not): each call of the returned function runs one and returns
+  its seconds. The warm-up call (the compile) is made here."""
+  box = [jax.block_until_ready(fn(arg))]
+
+  def tick() -> float:
     start = time.perf_counter()
-    arg = jax.block_until_ready(fn(arg))
-    times.append(time.perf_counter() - start)
-  return statistics.median(times), arg
+    box[0] = jax.block_until_ready(fn(box[0]))
+    return time.perf_counter() - start
+
+  tick.result = lambda: box[0]
+  return tick
+
+
+def _timed(fn, arg, repeats: int) -> tuple[float, object]:
+  """Median seconds of `repeats` calls `arg = fn(arg)` (fn donates or not) after a warm-up, and the last arg."""
+  tick = _clock(fn, arg)
+  return statistics.median(tick() for _ in range(repeats)), tick.result()
+
+
+def _rounds(clocks: dict, repeats: int) -> dict[str, list[float]]:
+  """`repeats` rounds of every clock once: per clock, its seconds in each round."""
+  times = {name: [] for name in clocks}
+  for _ in range(repeats):
+    for name, tick in clocks.items():
+      times[name].append(tick())
+  return times
+
+
+def _ratio(times: dict, top: str, *bottom: str) -> float:
+  """The median over rounds of top's seconds / the sum of bottom's, each from the same round."""
+  return statistics.median(t / sum(b) for t, *b in zip(times[top], *(times[name] for name in bottom)))
 
 
 def _flops(compiled) -> float:
@@ -53,16 +79,15 @@ def matmul_peak(repeats: int = 5) -> float:
   return 8 * 2 * n ** 3 / seconds
 
 
-def _time_steps(steps: dict, phase: str, program, mesh, repeats: int) -> float:
-  """Median seconds of one train_step of `phase`, from a fresh state (the training phase's from a replay
+def step_clock(steps: dict, phase: str, program, mesh):
+  """A clock (`_clock`) of one train_step of `phase`, from a fresh state (the training phase's from a replay
   already holding finished games). `steps` holds each phase's step, compiled once and reused: compiles
   dominate a bench, and each chess configuration outran 130 s on an H200 when they were repeated."""
   state = train_lib.init_state(program, mesh)
   if phase == "train":
     for _ in range(max(2, 64 // program.config.selfplay.chunk_plies)):
       state, _ = steps["selfplay"](state)
-  seconds, _ = _timed(lambda s: steps[phase](s)[0], state, repeats)
-  return seconds
+  return _clock(lambda s: steps[phase](s)[0], state)
 
 
 def search_calls(c: Config, steps) -> float:
@@ -77,8 +102,8 @@ def search_calls(c: Config, steps) -> float:
   return float(statistics.median(f * full_calls + (plies - f) * (c.selfplay.fast_simulations + 1) for f in full))
 
 
-def inference_floor(program, calls: int, repeats: int) -> tuple[float, float]:
-  """(seconds, FLOPs per call): the self-play step's `calls` network forward passes (`search_calls`) alone."""
+def inference_floor(program, calls: int) -> tuple[object, float]:
+  """(clock, FLOPs per call): the self-play step's `calls` network forward passes (`search_calls`) alone."""
   c = program.config
   keys = jax.random.split(jax.random.PRNGKey(0), c.selfplay.batch_size)
   obs = batched_init(program.env)(keys).observation
@@ -95,8 +120,7 @@ def inference_floor(program, calls: int, repeats: int) -> tuple[float, float]:
     return jax.lax.fori_loop(0, calls, body, acc)
 
   flops = _flops(jax.jit(one).lower(obs.astype(jnp.float32)).compile())
-  seconds, _ = _timed(jax.jit(loop), jnp.float32(0), repeats)
-  return seconds, flops
+  return _clock(jax.jit(loop), jnp.float32(0)), flops
 
 
 def hashed_moves(i: chex.Array, legal: chex.Array) -> chex.Array:
@@ -111,8 +135,8 @@ def hashed_moves(i: chex.Array, legal: chex.Array) -> chex.Array:
   return jnp.argmax(jnp.where(legal, mixed * jnp.uint32(0xC2B2AE35) >> 8, 0), axis=-1).astype(jnp.int32)
 
 
-def env_floor(program, calls: int, repeats: int) -> float:
-  """Seconds of the self-play step's game steps alone: one vmapped env.step over the self-play batch
+def env_floor(program, calls: int):
+  """A clock of the self-play step's game steps alone: one vmapped env.step over the self-play batch
   per simulation and per real move (`calls`, from `search_calls`), from positions of play by `hashed_moves`."""
   c = program.config
   step = batched_step(program.env)
@@ -124,12 +148,11 @@ def env_floor(program, calls: int, repeats: int) -> float:
       return selfplay.where_games(moved.terminated | moved.truncated, start, moved)
     return jax.lax.fori_loop(0, calls, body, state)
 
-  seconds, _ = _timed(jax.jit(loop), start, repeats)
-  return seconds
+  return _clock(jax.jit(loop), start)
 
 
-def training_floor(program, repeats: int) -> tuple[float, float]:
-  """(seconds, FLOPs per update): the training step's updates alone, on a fixed minibatch."""
+def training_floor(program) -> tuple[object, float]:
+  """(clock, FLOPs per update): the training step's updates alone, on a fixed minibatch."""
   c = program.config
   obs = batched_init(program.env)(jax.random.split(jax.random.PRNGKey(0), c.train.batch_size)).observation
   batch = Batch(obs=obs, policy=jnp.full((obs.shape[0], program.num_actions), 1.0 / program.num_actions),
@@ -148,8 +171,7 @@ def training_floor(program, repeats: int) -> tuple[float, float]:
 
   carry = (params, bn_state, program.optimizer.init(params))
   flops = _flops(jax.jit(lambda s, b: update(*s, b)).lower(carry, batch).compile())
-  seconds, _ = _timed(jax.jit(loop), (carry, batch), repeats)
-  return seconds, flops
+  return _clock(jax.jit(loop), (carry, batch)), flops
 
 
 def random_positions(env, count: int, plies: int, key) -> tuple[jax.Array, jax.Array]:
@@ -263,12 +285,17 @@ def throughput(config: Config, repeats: int = 5) -> dict:
   steps = {"all": compiled("all")}
   compile_s = time.perf_counter() - started
   steps.update((phase, compiled(phase)) for phase in ("selfplay", "train"))
-  step_s, selfplay_s, train_s = (_time_steps(steps, p, program, mesh, repeats) for p in ("all", "selfplay", "train"))
+  clocks = {name: step_clock(steps, phase, program, mesh)
+            for name, phase in (("step", "all"), ("selfplay", "selfplay"), ("train", "train"))}
+  infer_calls = round(search_calls(c, range(1, repeats + 1)))  # the steps the rounds time
+  clocks["network"], infer_flops = inference_floor(program, infer_calls)
+  clocks["game"] = env_floor(program, infer_calls)
+  clocks["updates"], update_flops = training_floor(program)
+  times = _rounds(clocks, repeats)
+  median = {name: statistics.median(t) for name, t in times.items()}
+  step_s, selfplay_s, train_s = median["step"], median["selfplay"], median["train"]
+  infer_floor_s, env_s, train_floor_s = median["network"], median["game"], median["updates"]
   positions = c.selfplay.batch_size * c.selfplay.chunk_plies
-  infer_calls = round(search_calls(c, range(1, repeats + 1)))  # the steps _time_steps timed
-  infer_floor_s, infer_flops = inference_floor(program, infer_calls, repeats)
-  train_floor_s, update_flops = training_floor(program, repeats)
-  env_s = env_floor(program, infer_calls, repeats)
   peak = matmul_peak(repeats)
   return {
       "compile_s": compile_s, "step_s": step_s, "selfplay_s": selfplay_s, "train_s": train_s,
@@ -281,8 +308,10 @@ def throughput(config: Config, repeats: int = 5) -> dict:
       "selfplay_floor_s": infer_floor_s, "train_floor_s": train_floor_s,
       "selfplay_env_steps_s": env_s,
       "selfplay_rest_s": selfplay_s - infer_floor_s - env_s,
-      "selfplay_over_floor": selfplay_s / infer_floor_s, "train_over_floor": train_s / train_floor_s,
-      "step_over_floor": step_s / (infer_floor_s + train_floor_s),
+      "selfplay_over_floor": _ratio(times, "selfplay", "network"), "train_over_floor": _ratio(times, "train", "updates"),
+      "step_over_floor": _ratio(times, "step", "network", "updates"),
+      "selfplay_over_network_and_game": _ratio(times, "selfplay", "network", "game"),
+      "step_over_halves": _ratio(times, "step", "selfplay", "train"),
       "inference_flops_per_call": infer_flops, "update_flops": update_flops,
       "matmul_peak_flops_per_s": peak,
       "selfplay_floor_flops_per_s": infer_calls * infer_flops / infer_floor_s,
@@ -308,6 +337,8 @@ ROWS = [  # (label, key, format)
     ("self-play / floor", "selfplay_over_floor", "{:.2f}x"),
     ("training / floor", "train_over_floor", "{:.2f}x"),
     ("train_step / floor", "step_over_floor", "{:.2f}x"),
+    ("self-play / (forward passes + game steps)", "selfplay_over_network_and_game", "{:.2f}x"),
+    ("train_step / (self-play + training half)", "step_over_halves", "{:.2f}x"),
     ("FLOPs per inference call", "inference_flops_per_call", "{:.3g}"),
     ("FLOPs per update", "update_flops", "{:.3g}"),
     ("matmul peak (measured)", "matmul_peak_flops_per_s", "{:.3g} FLOP/s"),

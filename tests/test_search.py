@@ -133,6 +133,29 @@ def test_the_path_backup_searches_exactly_as_mctxs_own(game, algorithm, simulati
   assert np.asarray(ours.tree.node_visits).max() == simulations + 1  # the root's: every simulation backed up
 
 
+@pytest.mark.parametrize("game, simulations", [("go9", 24), ("chess", 24)])
+def test_puct_tree_is_mctxs_muzero_policy_without_its_noise_draw(game, simulations, monkeypatch):
+  """search.puct_tree skips the Dirichlet draw mctx.muzero_policy makes and weights 0: the same tree, bit for bit,
+  with our root noise on (go9: full tree, chess: compact)."""
+  import mctx
+  from azjax import search as search_lib
+  env, net, state, variables, config = _setup(game, num_simulations=simulations)
+  keys = jax.random.split(jax.random.PRNGKey(4), 3)
+  ours = jax.jit(make_search(env, net, config, game))(variables, keys, state)
+
+  def mctxs(variables, key, root, recurrent_fn, num_simulations, invalid, qtransform, c_init, c_base):
+    return mctx.muzero_policy(variables, key, root, recurrent_fn, num_simulations, invalid_actions=invalid,
+                              qtransform=qtransform, dirichlet_fraction=0.0, dirichlet_alpha=0.3, pb_c_init=c_init,
+                              pb_c_base=c_base).search_tree
+
+  monkeypatch.setattr(search_lib, "puct_tree", mctxs)
+  theirs = jax.jit(make_search(env, net, config, game))(variables, keys, state)
+  for name in ("node_values", "node_visits", "children_values", "children_visits", "children_prior_logits"):
+    np.testing.assert_array_equal(np.asarray(getattr(ours.tree, name)), np.asarray(getattr(theirs.tree, name)))
+  np.testing.assert_array_equal(np.asarray(ours.weights), np.asarray(theirs.weights))
+  assert np.asarray(ours.tree.node_visits).max() == simulations + 1
+
+
 def _copied_node_bytes(hlo: str, nodes: int) -> int:
   """Bytes of the arrays with a dimension of `nodes` that an optimised program copies (not its constants)."""
   size = {"pred": 1, "u8": 1, "s8": 1, "s32": 4, "u32": 4, "f32": 4}
