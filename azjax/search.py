@@ -126,10 +126,11 @@ def legal_actions(legal: chex.Array, width: int) -> chex.Array:
   words = -(-actions // 32)
   bits = jnp.pad(legal, (0, words * 32 - actions)).reshape(words, 32).astype(jnp.uint32)
   word = (bits << jnp.arange(32, dtype=jnp.uint32)[None]).sum(-1, dtype=jnp.uint32)  # distinct bits: the sum is the or
-  upto = jnp.cumsum(jax.lax.population_count(word).astype(jnp.int32))  # moves in words 0..w
+  count = jax.lax.population_count(word).astype(jnp.int32)
+  upto = jnp.cumsum(count)  # moves in words 0..w
   k = jnp.arange(width, dtype=jnp.int32)
   w = jnp.minimum(jnp.searchsorted(upto, k, side="right", method="scan"), words - 1)  # the word of move k
-  rank = k - (upto[w] - jax.lax.population_count(word[w]).astype(jnp.int32))  # move k's rank inside its word
+  rank = k - (upto - count)[w]  # move k's rank inside its word: k less the moves in the words before it
   bits_left, position = word[w], jnp.zeros_like(k)
   for half in (16, 8, 4, 2, 1):  # into the half of the word (low or high) that holds that rank
     low = jax.lax.population_count(bits_left & jnp.uint32((1 << half) - 1)).astype(jnp.int32)

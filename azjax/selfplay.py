@@ -23,7 +23,7 @@ import pgx
 from azjax import replay as replay_lib, rules
 from azjax.config import SelfPlayConfig
 from azjax.games import batched_init, batched_step
-from azjax.search import choose_move
+from azjax.search import choose_move, gather
 
 
 @chex.dataclass(frozen=True)
@@ -199,6 +199,15 @@ def select_action(key: chex.PRNGKey, weights: chex.Array, ply: chex.Array, tempe
   return choose_move(key, weights, jnp.where(ply < temperature_plies, 1.0, endgame_temperature))
 
 
+def root_moves(keys: chex.Array, out, ply: chex.Array, config: SelfPlayConfig) -> chex.Array:
+  """[B] each game's move from its search `out` (select_action by `ply`), drawn over the root's children and
+  mapped to their moves: in a compact tree K draws, not A (chess: 218 of 4,672; the draw over A cost 3.8 ms of a
+  64-game ply on the 2-core CPU). The same law; in a full tree (children: all A moves in order) the same draw."""
+  child = jax.vmap(select_action, in_axes=(0, 0, 0, None, None))(keys, gather(out.weights, out.actions), ply,
+                                                                 config.temperature_plies, config.endgame_temperature)
+  return gather(out.actions, child[:, None])[:, 0]
+
+
 PLAYOUT_COINS = 0x9C0  # the key of playout-cap randomisation's coins: the same for every seed (below)
 
 
@@ -243,9 +252,7 @@ def play_ply(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Ac
   state = actors.env
   full = jnp.asarray(full) if fast_search is not None else jnp.bool_(True)
   out = capped_search(search, fast_search, variables, search_keys, state, full)
-  action = jax.vmap(select_action, in_axes=(0, 0, 0, None, None))(action_keys, out.weights, actors.ply,
-                                                                  config.temperature_plies,
-                                                                  config.endgame_temperature)
+  action = root_moves(action_keys, out, actors.ply, config)
   replay = replay_lib.add(replay, state.observation, jnp.where(full, out.weights, 0.0), out.legal,
                           state.current_player, out.best_value)
 

@@ -32,6 +32,28 @@ def test_temperature_schedule():
   assert not np.any(cooled == 1) and 0.4 < np.mean(cooled == 0) < 0.6
 
 
+def test_root_moves_draw_over_the_children_with_the_searchs_law():
+  """A compact tree's move is drawn over its K children and mapped to its move: the law of the draw over all A
+  (weights, temperature 0's most visited move); a full tree's children are all A moves, drawn as before."""
+  from azjax.search import SearchOutput, children
+  games, actions = 3000, 4672
+  weights = jnp.zeros(actions).at[jnp.array([10, 500, 4000])].set(jnp.array([0.2, 0.3, 0.5]))
+  legal = jnp.zeros(actions, bool).at[jnp.array([3, 10, 500, 4000])].set(True)  # a legal move with no visits
+  out = lambda acts: SearchOutput(weights=jnp.broadcast_to(weights, (games, actions)), value=None, prior_value=None,
+                                  best_value=None, prior_logits=None, legal=None, tree=None, actions=acts)
+  compact = out(jnp.broadcast_to(children(legal[None], 218), (games, 218)))
+  keys = jax.random.split(jax.random.PRNGKey(0), games)
+  config = SelfPlayConfig(temperature_plies=30)
+  early = np.asarray(selfplay.root_moves(keys, compact, jnp.full(games, 29), config))
+  np.testing.assert_allclose(np.bincount(early, minlength=actions)[[10, 500, 4000]] / games, [0.2, 0.3, 0.5], atol=0.03)
+  assert np.isin(early, [10, 500, 4000]).all()
+  assert (np.asarray(selfplay.root_moves(keys, compact, jnp.full(games, 30), config)) == 4000).all()
+  full = out(jnp.broadcast_to(jnp.arange(actions), (games, actions)))
+  np.testing.assert_array_equal(np.asarray(selfplay.root_moves(keys, full, jnp.full(games, 29), config)),
+                                np.asarray(jax.vmap(selfplay.select_action, in_axes=(0, None, None, None))(
+                                    keys, weights, 29, 30)))
+
+
 def _setup(max_plies=0, games=6, lane=64):
   env = make_env("tictactoe")
   net = make_network(NetworkConfig(blocks=1, channels=8, value_hidden=16), env.num_actions)
