@@ -20,18 +20,15 @@ def loop(fn):
       return acc + fn(l).sum()
     return jax.lax.fori_loop(0, 16, body, jnp.int32(0))
   return run
-def searchsorted_children(legal):
-  def one(l):
-    c = jnp.cumsum(l, dtype=jnp.int32)
-    idx = jnp.searchsorted(c, jnp.arange(1, K + 1, dtype=jnp.int32), side="left", method="scan")
-    return jnp.where(idx < l.shape[0], idx, jnp.argmin(l)).astype(jnp.int32)
-  return jax.vmap(one)(legal)
-def sortsearch(legal):
-  def one(l):
-    c = jnp.cumsum(l, dtype=jnp.int32)
-    idx = jnp.searchsorted(c, jnp.arange(1, K + 1, dtype=jnp.int32), side="left", method="sort")
-    return jnp.where(idx < l.shape[0], idx, jnp.argmin(l)).astype(jnp.int32)
-  return jax.vmap(one)(legal)
+def searchsorted_by(method):  # the k-th move: the first action whose running count of moves reaches k
+  def children(legal):
+    def one(l):
+      c = jnp.cumsum(l, dtype=jnp.int32)
+      idx = jnp.searchsorted(c, jnp.arange(1, K + 1, dtype=jnp.int32), side="left", method=method)
+      return jnp.where(idx < l.shape[0], idx, jnp.argmin(l)).astype(jnp.int32)
+    return jax.vmap(one)(legal)
+  return children
+searchsorted_children = searchsorted_by("scan")
 def topk(legal):
   A = legal.shape[1]
   v, i = jax.lax.top_k(jnp.where(legal, -jnp.arange(A), -A - jnp.arange(A)), K)
@@ -41,7 +38,7 @@ timed("roll only", loop(lambda l: l.astype(jnp.int32)), legal)
 timed("jnp.nonzero (before)", loop(lambda l: jax.vmap(lambda m: jnp.nonzero(m, size=K, fill_value=jnp.argmin(m))[0])(l)), legal)
 timed("search.children (packed words)", loop(lambda l: search_lib.children(l, K)), legal)
 timed("searchsorted scan", loop(searchsorted_children), legal)
-timed("searchsorted sort", loop(sortsearch), legal)
+timed("searchsorted sort", loop(searchsorted_by("sort")), legal)
 timed("top_k", loop(topk), legal)
 a = jax.jit(lambda l: search_lib.children(l, K))(legal); b = jax.jit(searchsorted_children)(legal); c = jax.jit(topk)(legal)
 print((a == b).all(), (a == c).all())

@@ -27,7 +27,7 @@ keys = jax.random.split(jax.random.PRNGKey(5), 64)
 real_eval = search_lib.network_evaluator(program.network)
 A = env.num_actions
 def zero_eval(variables, key, s):
-    return jnp.zeros((s.legal_action_mask.shape[0], A)), jnp.zeros(s.legal_action_mask.shape[0])
+    return jnp.zeros((s.legal_action_mask.shape[0], A)), jnp.zeros(s.legal_action_mask.shape[0]), search_lib.Extras()
 class FakeEnv:
     num_actions = A
     def step(self, s, a):  # no game: the same state back
@@ -54,7 +54,7 @@ res["tree_pgx"] = timed("search: tree only (pgx pass)", lambda v, k, s: mk(FakeE
 # floors for one ply: (sims+1) network calls and (sims) game steps
 def net_calls(v, s):
     def body(_, acc):
-        l, val = real_eval(v, None, s.replace(observation=s.observation + (acc > 1e30)))
+        l, val, _ = real_eval(v, None, s.replace(observation=s.observation + (acc > 1e30)))
         return acc + val.mean() + l.mean()
     return jax.lax.fori_loop(0, sims + 1, body, jnp.float32(0))
 res["net"] = timed("floor: network, sims+1 calls", net_calls, variables, state)
