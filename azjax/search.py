@@ -169,6 +169,39 @@ def dirichlet_alpha(config: SearchConfig, game: str) -> float:
   return config.dirichlet_alpha if config.dirichlet_alpha > 0 else spec(game).dirichlet_alpha
 
 
+def log_gamma(key: chex.PRNGKey, alpha: float, shape: tuple, candidates: int = 4) -> chex.Array:
+  """log X, X ~ Gamma(alpha), as `jax.random.loggamma`, in a few wide draws instead of its loop per sample.
+
+  Marsaglia and Tsang (2000) for Gamma(a >= 1), `candidates` proposals per sample at once, the first accepted
+  kept (each is accepted with probability above 0.95); a sample with none accepted draws again, in a loop that runs
+  only then. alpha < 1 as Gamma(alpha + 1) U^(1 / alpha), in logs. jax's own draws each sample's proposals one at a
+  time: 5-8 ms for a 64-game chess root's [64, 218], against 1.5 ms here (docs/results/bench/ratios_2x32)."""
+  a = alpha + 1.0 if alpha < 1 else alpha
+  d = a - 1.0 / 3.0
+  c = (9.0 * d) ** -0.5
+
+  def propose(key):  # (any accepted, log X of the first accepted) per sample
+    normal_key, uniform_key = jax.random.split(key)
+    x = jax.random.normal(normal_key, (*shape, candidates))
+    v = (1.0 + c * x) ** 3
+    log_v = jnp.log(jnp.where(v > 0, v, 1.0))
+    accepted = (v > 0) & (jnp.log(jax.random.uniform(uniform_key, x.shape)) < 0.5 * x * x + d - d * v + d * log_v)
+    first = jnp.take_along_axis(log_v, jnp.argmax(accepted, axis=-1)[..., None], axis=-1)[..., 0]
+    return accepted.any(-1), jnp.log(d) + first
+
+  def again(carry):  # fresh proposals for the samples with none accepted yet
+    key, done, logs = carry
+    key, now = jax.random.split(key)
+    accepted, new = propose(now)
+    return key, done | accepted, jnp.where(done, logs, new)
+
+  key, boost_key, first_key = jax.random.split(key, 3)
+  _, _, logs = jax.lax.while_loop(lambda carry: ~carry[1].all(), again, (key, *propose(first_key)))
+  if alpha < 1:
+    logs = logs + jnp.log(jax.random.uniform(boost_key, shape)) / alpha
+  return logs
+
+
 def with_dirichlet_noise(key: chex.PRNGKey, logits: chex.Array, legal: chex.Array, alpha: float,
                          fraction: float) -> chex.Array:
   """_unbatched_ masked logits [N] of (1 - fraction) p + fraction eta, eta ~ Dir(alpha) over the legal moves.
@@ -177,7 +210,7 @@ def with_dirichlet_noise(key: chex.PRNGKey, logits: chex.Array, legal: chex.Arra
   Dir(alpha) over all children and the masking renormalises away what falls on illegal ones: in a full
   chess tree at a position of 35 legal moves 99% of it, leaving the prior 0.25% noise instead of 25%.
   Log-gammas, as Gamma(0.03) underflows in float32."""
-  eta = jax.nn.softmax(masked_logits(jax.random.loggamma(key, alpha, legal.shape), legal))
+  eta = jax.nn.softmax(masked_logits(log_gamma(key, alpha, legal.shape), legal))
   probs = (1.0 - fraction) * jax.nn.softmax(masked_logits(logits, legal)) + fraction * eta
   return masked_logits(jnp.log(probs), legal)
 

@@ -133,6 +133,19 @@ def test_the_path_backup_searches_exactly_as_mctxs_own(game, algorithm, simulati
   assert np.asarray(ours.tree.node_visits).max() == simulations + 1  # the root's: every simulation backed up
 
 
+@pytest.mark.parametrize("candidates", [1, 4])
+@pytest.mark.parametrize("alpha", [0.03, 0.3, 1.0, 2.5])
+def test_log_gamma_draws_gamma(alpha, candidates):
+  """search.log_gamma's samples pass a Kolmogorov-Smirnov test against Gamma(alpha) (scipy), and those of a wrong
+  shape do not; with one candidate a sample the loop redraws, so that path is tested too."""
+  from scipy import stats
+  from azjax.search import log_gamma
+  logs = np.asarray(jax.jit(lambda k: log_gamma(k, alpha, (20000,), candidates))(jax.random.PRNGKey(1)), np.float64)
+  assert np.isfinite(logs).all()
+  assert stats.kstest(logs, lambda y: stats.gamma.cdf(np.exp(y), alpha)).pvalue > 1e-3
+  assert stats.kstest(logs, lambda y: stats.gamma.cdf(np.exp(y), 1.1 * alpha)).pvalue < 1e-3
+
+
 @pytest.mark.parametrize("game, simulations", [("go9", 24), ("chess", 24)])
 def test_puct_tree_is_mctxs_muzero_policy_without_its_noise_draw(game, simulations, monkeypatch):
   """search.puct_tree skips the Dirichlet draw mctx.muzero_policy makes and weights 0: the same tree, bit for bit,

@@ -1,5 +1,5 @@
 """The random draws of one chess ply, 64 games: mctx's Dirichlet (muzero_policy draws it even weighted 0), ours over
-the K = 218 children, and the move's categorical over all 4,672 actions against over the children.
+the K = 218 children (jax's log-gamma and search.log_gamma), and the move's categorical over all 4,672 actions against over the children.
 
   python docs/results/bench/ratios_2x32/draws.py
 """
@@ -19,7 +19,8 @@ legal = jax.random.uniform(jax.random.PRNGKey(1), (B, A)) < 35 / A
 w = jnp.where(legal, jax.random.uniform(jax.random.PRNGKey(2), (B, A)), 0.)
 w = w / w.sum(-1, keepdims=True)
 timed("mctx's Dirichlet [64][1, 218]", jax.vmap(lambda k: jax.random.dirichlet(k, jnp.full([K], 0.3), shape=(1,))), keys)
-timed("our loggamma [64][218]", jax.vmap(lambda k: jax.random.loggamma(k, 0.3, (K,))), keys)
+timed("jax.random.loggamma [64][218] (before)", jax.vmap(lambda k: jax.random.loggamma(k, 0.3, (K,))), keys)
+timed("search.log_gamma [64][218]", jax.vmap(lambda k: S.log_gamma(k, 0.3, (K,))), keys)
 timed("choose_move over A [64, 4672]", lambda k, w: jax.vmap(lambda k, x: S.choose_move(k, x, 1.0))(k, w), keys, w)
 timed("choose_move over K [64, 218]", lambda k, w: jax.vmap(lambda k, x: S.choose_move(k, x, 1.0))(k, w[:, :K]), keys, w)
 timed("replay's top_k [64, 4672] k=218", lambda w: jax.vmap(lambda x: jax.lax.top_k(x, K))(w), w)
