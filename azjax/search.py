@@ -337,7 +337,7 @@ def puct_tree(variables, key: chex.PRNGKey, root: mctx.RootFnOutput, recurrent_f
   """The tree of `mctx.muzero_policy(..., dirichlet_fraction=0.0)`, bit for bit, without drawing its noise.
 
   muzero_policy draws Dir(alpha) over every child before weighting it 0: a batched rejection loop of 5.3 ms a
-  ply for 64 chess roots, 2% of the ply (docs/results/bench/chess_rest). The root noise here is
+  ply for 64 chess roots, 2% of the ply (docs/results/bench/ratios_2x32). The root noise here is
   with_dirichlet_noise's, drawn over the legal moves only. What remains is muzero_policy's own: the prior as
   log(softmax) floored at the smallest normal float, shifted to a maximum of 0, the invalid children at the
   smallest float (finite: a root with no legal move makes no NaN), and PUCT (pb_c_init, pb_c_base) at every node."""
