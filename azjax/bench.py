@@ -40,14 +40,13 @@ def _clock(fn, arg):
     box[0] = jax.block_until_ready(fn(box[0]))
     return time.perf_counter() - start
 
-  tick.result = lambda: box[0]
   return tick
 
 
-def _timed(fn, arg, repeats: int) -> tuple[float, object]:
-  """Median seconds of `repeats` calls `arg = fn(arg)` (fn donates or not) after a warm-up, and the last arg."""
+def _timed(fn, arg, repeats: int) -> float:
+  """Median seconds of `repeats` calls `arg = fn(arg)` (fn donates or not) after a warm-up."""
   tick = _clock(fn, arg)
-  return statistics.median(tick() for _ in range(repeats)), tick.result()
+  return statistics.median(tick() for _ in range(repeats))
 
 
 def _rounds(clocks: dict, repeats: int) -> dict[str, list[float]]:
@@ -75,7 +74,7 @@ def matmul_peak(repeats: int = 5) -> float:
   n = 4096 if jax.default_backend() != "cpu" else 1024
   a = jax.random.normal(jax.random.PRNGKey(0), (n, n), jnp.float32)
   chain = jax.jit(lambda x: jax.lax.fori_loop(0, 8, lambda _, y: (y @ a) * (1.0 / n), x))
-  seconds, _ = _timed(chain, a, repeats)
+  seconds = _timed(chain, a, repeats)
   return 8 * 2 * n ** 3 / seconds
 
 
@@ -203,7 +202,7 @@ def precision(config: Config, variables=None, count: int = 1024, repeats: int = 
   times = {}
   for d, n in nets.items():
     call = jax.jit(lambda x, n=n: x + 1e-30 * n.apply(params, bn_state, x, False)[0][1].sum())
-    times[d], _ = _timed(call, batch.astype(jnp.float32), repeats)
+    times[d] = _timed(call, batch.astype(jnp.float32), repeats)
   agreement = float(jnp.mean(best["bfloat16"] == best["float32"]))
   return {"precision_positions": count, "bf16_policy_argmax_agreement": agreement,
           "bf16_value_mean_abs_error": float(error.mean()), "bf16_value_max_abs_error": float(error.max()),

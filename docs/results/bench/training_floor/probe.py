@@ -27,7 +27,7 @@ def before(program, repeats):
                                 jnp.arange(c.train.updates_per_step), c.train.update_loop)[0]
   carry = (params, bn_state, program.optimizer.init(params))
   flops = bench._flops(jax.jit(lambda s: update(*s, batch)).lower(carry).compile())
-  seconds, _ = bench._timed(jax.jit(loop), carry, repeats)
+  seconds = bench._timed(jax.jit(loop), carry, repeats)
   return seconds, flops
 
 def now(program, repeats):  # bench.training_floor returns a clock (bench._clock) since 2026-12-03
