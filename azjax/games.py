@@ -8,7 +8,7 @@ import functools
 import jax
 import pgx
 
-from azjax import chess_moves
+from azjax import chess_moves, shogi_moves
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,10 +57,13 @@ def make_env(name: str) -> pgx.Env:
   Chess and shogi games over 512 plies end as draws and Go is scored
   Tromp-Taylor with komi 7.5, as in the paper; pgx implements both. Chess is
   pgx's game with a cheaper legal-move generator and observation
-  (`chess_moves`): the same states, step for step.
+  (`chess_moves`), shogi pgx's game with a cheaper legal-move generator
+  (`shogi_moves`): the same states, step for step.
   """
   if name == "chess":
     return chess_moves.Chess()
+  if name == "shogi":
+    return shogi_moves.Shogi()
   return pgx.make(SPECS[name].pgx_id)
 
 
