@@ -1,0 +1,57 @@
+"""pgx's shogi against `azjax.shogi_moves`, part by part: the legal-action mask, the observation and the whole
+`env.step`, each jitted alone over 64 positions 40 random plies into their games, median of 20 calls, and the same
+mask inside a vmapped `lax.cond` (as pgx's `Env.step` calls it).
+
+  python shogi_parts.py                                                            # shogi_parts.txt
+"""
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pgx
+from pgx._src.games import shogi as pgx_shogi
+
+from azjax import shogi_moves
+from azjax.games import make_env
+
+GAMES = 64
+
+
+def median_ms(fn, *args, n: int = 20) -> float:
+  jax.block_until_ready(fn(*args))
+  times = []
+  for _ in range(n):
+    start = time.perf_counter()
+    jax.block_until_ready(fn(*args))
+    times.append(time.perf_counter() - start)
+  return float(np.median(times)) * 1e3
+
+
+def main():
+  ours, theirs = make_env("shogi"), pgx.make("shogi")
+  key = jax.random.PRNGKey(0)
+  state = jax.jit(jax.vmap(theirs.init))(jax.random.split(key, GAMES))
+  step = jax.jit(jax.vmap(theirs.step))
+  choose = jax.jit(jax.vmap(lambda k, s: jax.random.categorical(k, jnp.where(s.legal_action_mask, 0.0, -jnp.inf))))
+  for _ in range(40):
+    key, k = jax.random.split(key)
+    state = step(state, choose(jax.random.split(k, GAMES), state))
+  actions = choose(jax.random.split(key, GAMES), state)
+  x, flip = state._x, jnp.ones(GAMES, bool)
+  in_cond = lambda mask: jax.jit(jax.vmap(lambda s: jax.lax.cond(s.terminated, lambda: jnp.zeros(2187, bool),
+                                                                 lambda: mask(s._x))))
+  rows = [
+      ("legal-action mask", jax.jit(jax.vmap(pgx_shogi._legal_action_mask)), jax.jit(jax.vmap(shogi_moves.legal_action_mask)), (x,)),
+      ("the mask inside a vmapped cond", in_cond(pgx_shogi._legal_action_mask), in_cond(shogi_moves.legal_action_mask), (state,)),
+      ("observation", jax.jit(jax.vmap(pgx_shogi._observe)), jax.jit(jax.vmap(shogi_moves.observe)), (x, flip)),
+      ("env.step", step, jax.jit(jax.vmap(ours.step)), (state, actions)),
+  ]
+  print(f"{GAMES} positions, median of 20 calls, ms: pgx / shogi_moves")
+  for name, a, b, args in rows:
+    ta, tb = median_ms(a, *args), median_ms(b, *args)
+    print(f"  {name:32s} {ta:7.2f} / {tb:6.2f}  ({ta / tb:.1f}x)")
+
+
+if __name__ == "__main__":
+  main()
