@@ -41,9 +41,11 @@ def main():
   x, flip = state._x, jnp.ones(GAMES, bool)
   in_cond = lambda mask: jax.jit(jax.vmap(lambda s: jax.lax.cond(s.terminated, lambda: jnp.zeros(2187, bool),
                                                                  lambda: mask(s._x))))
+  batched = lambda fn: jax.jit(jax.vmap(fn))
   rows = [
-      ("legal-action mask", jax.jit(jax.vmap(pgx_shogi._legal_action_mask)), jax.jit(jax.vmap(shogi_moves.legal_action_mask)), (x,)),
-      ("the mask inside a vmapped cond", in_cond(pgx_shogi._legal_action_mask), in_cond(shogi_moves.legal_action_mask), (state,)),
+      ("legal-action mask", batched(pgx_shogi._legal_action_mask), batched(shogi_moves.legal_action_mask), (x,)),
+      ("the mask inside a vmapped cond", in_cond(pgx_shogi._legal_action_mask), in_cond(shogi_moves.legal_action_mask),
+       (state,)),
       ("observation", jax.jit(jax.vmap(pgx_shogi._observe)), jax.jit(jax.vmap(shogi_moves.observe)), (x, flip)),
       ("env.step", step, jax.jit(jax.vmap(ours.step)), (state, actions)),
   ]
