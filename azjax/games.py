@@ -8,7 +8,7 @@ import functools
 import jax
 import pgx
 
-from azjax import chess_moves, shogi_moves
+from azjax import chess_moves
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,7 +62,8 @@ def make_env(name: str) -> pgx.Env:
   """
   if name == "chess":
     return chess_moves.Chess()
-  if name == "shogi":
+  if name == "shogi":  # imported here: pgx's shogi module takes 4 s to import (its tables), and most runs never need it
+    from azjax import shogi_moves
     return shogi_moves.Shogi()
   return pgx.make(SPECS[name].pgx_id)
 
