@@ -19,8 +19,8 @@ An action (direction, square) moves the nearest piece of ours along the directio
 (`Action._from_dlshogi_action`); no farther piece can reach past it. Promotion, the squares a piece may not stay
 on, the second pawn on a file and the pawn drop that mates are pgx's rules, decided by pgx's own functions.
 
-Exact: `tests/test_shogi_moves.py` checks every mask against pgx's `_legal_action_mask` over random games (checks,
-pins, drops and promotions included) and whole states against `pgx.make("shogi")`. The state is pgx's own
+Exact: `tests/test_shogi_moves.py` steps whole states (masks and observations included) beside `pgx.make("shogi")`
+along random games that hold checks, checkmates and pawn-drop-mate squares. The state is pgx's own
 (`pgx.shogi.State`), so records and engines read it unchanged; this uses pgx's private shogi module (pinned in
 pyproject.toml).
 """

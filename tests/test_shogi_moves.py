@@ -5,7 +5,6 @@ random games, with counts that show checks, checkmates and the pawn-drop-mate ru
 """
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pgx
 import pytest

@@ -4,28 +4,16 @@ mask inside a vmapped `lax.cond` (as pgx's `Env.step` calls it).
 
   python shogi_parts.py                                                            # shogi_parts.txt
 """
-import time
-
 import jax
 import jax.numpy as jnp
-import numpy as np
 import pgx
 from pgx._src.games import shogi as pgx_shogi
 
 from azjax import shogi_moves
 from azjax.games import make_env
+from conv_paths import median_time  # this folder's timer: compiled once, median of n calls
 
 GAMES = 64
-
-
-def median_ms(fn, *args, n: int = 20) -> float:
-  jax.block_until_ready(fn(*args))
-  times = []
-  for _ in range(n):
-    start = time.perf_counter()
-    jax.block_until_ready(fn(*args))
-    times.append(time.perf_counter() - start)
-  return float(np.median(times)) * 1e3
 
 
 def main():
@@ -51,7 +39,7 @@ def main():
   ]
   print(f"{GAMES} positions, median of 20 calls, ms: pgx / shogi_moves")
   for name, a, b, args in rows:
-    ta, tb = median_ms(a, *args), median_ms(b, *args)
+    ta, tb = (1e3 * median_time(f, *args, n=20) for f in (a, b))
     print(f"  {name:32s} {ta:7.2f} / {tb:6.2f}  ({ta / tb:.1f}x)")
 
 
