@@ -189,6 +189,11 @@ class SelfPlayConfig:
   resign: bool = False  # off: every game is played out (AlphaZero)
   resign_check_fraction: float = 0.1  # [AGZ] "resignation is disabled in 10% of self-play games"
   resign_false_positives: float = 0.05  # [AGZ] "keep the fraction of false positives below 5%"
+  # How many of its own moves in a row a player's value must stay below v_resign before it resigns; the
+  # calibration counts a false positive by the same rule. 1 = AlphaGo Zero (one move). KataGo resigns only
+  # after the value says so on `resignConsecTurns` consecutive turns (3 in its example configs; cpp/program/
+  # play.cpp), so that one search's dip does not end a game.
+  resign_turns: int = 1
 
 
 @_section
@@ -457,6 +462,8 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
          c.search.max_considered_actions, "must be >= 2 for gumbel search")
   _check(0.0 <= c.selfplay.endgame_temperature <= 1.0, "selfplay.endgame_temperature",
          c.selfplay.endgame_temperature, "must lie in [0, 1]; 0 = the most visited move (the papers)")
+  _check(c.selfplay.resign_turns >= 1, "selfplay.resign_turns", c.selfplay.resign_turns,
+         "must be >= 1 (1 = AlphaGo Zero: resign on the first move below v_resign)")
   for name in ("resign_check_fraction", "resign_false_positives"):
     value = getattr(c.selfplay, name)
     _check(0.0 < value < 1.0, f"selfplay.{name}", value, "must lie in (0, 1)")

@@ -37,7 +37,8 @@ class Actors:
   values: chex.Array
   # Resignation (config.resign): the games that may not resign measure how often resigning would be wrong.
   resign_check: chex.Array  # [B] bool this game may not resign (AlphaGo Zero: 10% of games)
-  low_value: chex.Array  # [B, 2] per player id, its lowest resignation value (`resign_value`) so far
+  low_value: chex.Array  # [B, 2] per player id, the lowest `resign_value` so far over its last resign_turns moves
+  recent_value: chex.Array  # [B, 2, resign_turns - 1] per player id, its `resign_value` of its moves before
   calibration: chex.Array  # [B, RESIGN_BINS] this slot's recent check games: their non-losers' low_value, binned
 
 
@@ -146,6 +147,7 @@ def init_actors(env: pgx.Env, key: chex.PRNGKey, slot: chex.Array, config: SelfP
   return Actors(env=state, ply=jnp.zeros_like(slot), slot=slot, first=state.current_player.astype(jnp.int32),
                 values=jnp.zeros(slot.shape + (2, 3), jnp.float32), resign_check=_check_games(keys, config),
                 low_value=jnp.ones(slot.shape + (2,), jnp.float32),
+                recent_value=jnp.ones(slot.shape + (2, _resign_turns(config) - 1), jnp.float32),
                 calibration=jnp.zeros(slot.shape + (RESIGN_BINS,), jnp.float32))
 
 
@@ -154,6 +156,10 @@ def _check_games(keys, config: SelfPlayConfig | None) -> chex.Array:
   of them when `config.resign`, else none."""
   fraction = config.resign_check_fraction if config is not None and config.resign else 0.0
   return jax.vmap(lambda k: jax.random.uniform(jax.random.fold_in(k, 1)) < fraction)(keys)
+
+
+def _resign_turns(config: SelfPlayConfig | None) -> int:
+  return config.resign_turns if config is not None else 1
 
 
 def resign_value(out) -> chex.Array:
@@ -261,9 +267,14 @@ def play_ply(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Ac
   ply = actors.ply + 1
   capped = (ply >= config.max_plies) if config.max_plies > 0 else jnp.zeros_like(state.terminated)
   over = state.terminated | state.truncated  # by the game's own rules
-  resignation = resign_value(out)
-  low = jnp.where(jax.nn.one_hot(mover_id, 2) > 0, jnp.minimum(actors.low_value, resignation[:, None]),
-                  actors.low_value)
+  # The mover resigns when its value lay below v_resign on each of its last resign_turns moves: the highest of
+  # them is below (config.resign_turns; 1 = this move's alone, AlphaGo Zero).
+  is_mover = jax.nn.one_hot(mover_id, 2) > 0
+  earlier = jnp.take_along_axis(actors.recent_value, mover_id[:, None, None].astype(jnp.int32), axis=1)[:, 0]
+  window = jnp.concatenate([earlier, resign_value(out)[:, None]], -1)
+  resignation = window.max(-1)
+  recent = jnp.where(is_mover[..., None], window[:, None, 1:], actors.recent_value)
+  low = jnp.where(is_mover, jnp.minimum(actors.low_value, resignation[:, None]), actors.low_value)
   resigned = jnp.zeros_like(over) if resign_below is None else (
       (resignation < resign_below) & ~actors.resign_check & ~over)
   done = over | capped | resigned
@@ -299,7 +310,8 @@ def play_ply(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Ac
                   first=jnp.where(done, fresh.current_player, actors.first),
                   values=jnp.where(done[:, None, None], 0.0, values),
                   resign_check=jnp.where(done, _check_games(reset_keys, config), actors.resign_check),
-                  low_value=jnp.where(done[:, None], 1.0, low), calibration=calibration)
+                  low_value=jnp.where(done[:, None], 1.0, low), recent_value=jnp.where(done[:, None, None], 1.0, recent),
+                  calibration=calibration)
   return actors, replay, outcome, move
 
 

@@ -315,6 +315,43 @@ def test_a_player_below_the_threshold_resigns_and_loses_except_in_check_games():
   assert not check.any()  # every check game ended within 9 plies (tic-tac-toe)
 
 
+def test_with_resign_turns_a_player_resigns_only_after_that_many_of_its_own_moves_below_the_threshold():
+  """resign_turns=2 (KataGo's resignConsecTurns): every value lies below v_resign = 1, yet nobody resigns on
+  its first move; the first player resigns on its second (ply 3) and loses, except in check games. A player's
+  recorded low value is the higher of its last two moves' values."""
+  import azjax
+  from azjax import rules, train_step as train_lib
+  config = azjax.apply_overrides(azjax.preset("tictactoe", "smoke"),
+                                 ["selfplay.resign=true", "selfplay.resign_check_fraction=0.5", "selfplay.resign_turns=2"])
+  program = train_lib.build(config)
+  state = train_lib._init(program, jax.random.PRNGKey(0))
+  actors, replay, variables = state.actors, state.replay, (state.params, state.bn_state)
+  assert actors.recent_value.shape == (8, 2, 1)
+  check = np.array(actors.resign_check)
+  assert 0 < check.sum() < 8
+  ply = jax.jit(lambda a, r, k: selfplay.play_ply(program.env, program.search, config.selfplay, variables, a, r, k,
+                                                  "tictactoe", resign_below=jnp.float32(1.0)))
+  search = jax.jit(program.search)
+  values = np.ones((8, 2, 2))  # per game and player, the values of its first two moves
+  for i in range(3):
+    mover = np.asarray(actors.env.current_player)
+    keys = jax.vmap(lambda k: jax.random.split(k, 3))(selfplay.per_game_keys(jax.random.PRNGKey(20 + i),
+                                                                             actors.slot))[:, 0]
+    value = np.asarray(selfplay.resign_value(search(variables, keys, actors.env)))
+    assert (value < 1.0).all()
+    values[np.arange(8), mover, i // 2] = value
+    actors, replay, outcome, _ = ply(actors, replay, jax.random.PRNGKey(20 + i))
+    if i < 2:  # each player's first move: not yet two below the threshold
+      assert not np.asarray(outcome.done).any()
+      np.testing.assert_allclose(actors.low_value, 1.0)  # the window still holds the +1 before the first move
+    else:
+      np.testing.assert_array_equal(outcome.done, ~check)
+      for g in np.flatnonzero(~check):
+        assert outcome.rewards[g, mover[g]] == -1 and int(outcome.ending[g]) == rules.ENDINGS.index("resignation")
+      for g in np.flatnonzero(check):  # played on: the first player's low value is the higher of its two
+        assert float(actors.low_value[g, mover[g]]) == pytest.approx(values[g, mover[g]].max(), abs=1e-5)
+
+
 @pytest.mark.parametrize("margin, black_value", [(9, -1.0), (15, 0.0)])
 def test_a_chess_game_at_the_length_cap_is_scored_by_material_when_adjudicated(margin, black_value):
   """Black, a queen and a rook down, makes the cap's last move: with adjudication at a margin of 9 the game is
