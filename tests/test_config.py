@@ -53,6 +53,7 @@ def test_overrides_parse_types():
     ("train.momentum=1", "train.momentum"),
     ("search.go_pass=eyes", "search.go_pass"),  # Go only
     ("selfplay.full_search_fraction=0", "selfplay.full_search_fraction"),
+    ("selfplay.resign_turns=0", "selfplay.resign_turns"),
     ("selfplay.full_search_fraction=0.5", "selfplay.fast_simulations"),  # no fast search given
     ("network.ownership=1.5", "network.ownership"),  # Go only
     ("search.go_fill_eyes=false", "search.go_fill_eyes"),  # Go only
