@@ -38,7 +38,7 @@ class Actors:
   # Resignation (config.resign): the games that may not resign measure how often resigning would be wrong.
   resign_check: chex.Array  # [B] bool this game may not resign (AlphaGo Zero: 10% of games)
   low_value: chex.Array  # [B, 2] per player id, the lowest `resign_value` so far over its last resign_turns moves
-  recent_value: chex.Array  # [B, 2, resign_turns - 1] per player id, its `resign_value` of its moves before
+  recent_value: chex.Array  # [B, 2, resign_turns] per player id, its `resign_value` on its last moves (+1 before)
   calibration: chex.Array  # [B, RESIGN_BINS] this slot's recent check games: their non-losers' low_value, binned
 
 
@@ -147,7 +147,7 @@ def init_actors(env: pgx.Env, key: chex.PRNGKey, slot: chex.Array, config: SelfP
   return Actors(env=state, ply=jnp.zeros_like(slot), slot=slot, first=state.current_player.astype(jnp.int32),
                 values=jnp.zeros(slot.shape + (2, 3), jnp.float32), resign_check=_check_games(keys, config),
                 low_value=jnp.ones(slot.shape + (2,), jnp.float32),
-                recent_value=jnp.ones(slot.shape + (2, _resign_turns(config) - 1), jnp.float32),
+                recent_value=jnp.ones(slot.shape + (2, _resign_turns(config)), jnp.float32),
                 calibration=jnp.zeros(slot.shape + (RESIGN_BINS,), jnp.float32))
 
 
@@ -270,10 +270,10 @@ def play_ply(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Ac
   # The mover resigns when its value lay below v_resign on each of its last resign_turns moves: the highest of
   # them is below (config.resign_turns; 1 = this move's alone, AlphaGo Zero).
   is_mover = jax.nn.one_hot(mover_id, 2) > 0
-  earlier = jnp.take_along_axis(actors.recent_value, mover_id[:, None, None].astype(jnp.int32), axis=1)[:, 0]
+  earlier = jnp.take_along_axis(actors.recent_value, mover_id[:, None, None].astype(jnp.int32), axis=1)[:, 0, 1:]
   window = jnp.concatenate([earlier, resign_value(out)[:, None]], -1)
   resignation = window.max(-1)
-  recent = jnp.where(is_mover[..., None], window[:, None, 1:], actors.recent_value)
+  recent = jnp.where(is_mover[..., None], window[:, None], actors.recent_value)
   low = jnp.where(is_mover, jnp.minimum(actors.low_value, resignation[:, None]), actors.low_value)
   resigned = jnp.zeros_like(over) if resign_below is None else (
       (resignation < resign_below) & ~actors.resign_check & ~over)

@@ -326,7 +326,7 @@ def test_with_resign_turns_a_player_resigns_only_after_that_many_of_its_own_move
   program = train_lib.build(config)
   state = train_lib._init(program, jax.random.PRNGKey(0))
   actors, replay, variables = state.actors, state.replay, (state.params, state.bn_state)
-  assert actors.recent_value.shape == (8, 2, 1)
+  assert actors.recent_value.shape == (8, 2, 2)
   check = np.array(actors.resign_check)
   assert 0 < check.sum() < 8
   ply = jax.jit(lambda a, r, k: selfplay.play_ply(program.env, program.search, config.selfplay, variables, a, r, k,
