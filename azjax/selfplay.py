@@ -37,7 +37,9 @@ class Actors:
   values: chex.Array
   # Resignation (config.resign): the games that may not resign measure how often resigning would be wrong.
   resign_check: chex.Array  # [B] bool this game may not resign (AlphaGo Zero: 10% of games)
-  low_value: chex.Array  # [B, 2] per player id, the lowest `resign_value` so far over its last resign_turns moves
+  # [B, 2] per player id, the lowest so far of what resignation reads: the highest `resign_value` of its last
+  # resign_turns moves (with 1, its lowest value)
+  low_value: chex.Array
   recent_value: chex.Array  # [B, 2, resign_turns] per player id, its `resign_value` on its last moves (+1 before)
   calibration: chex.Array  # [B, RESIGN_BINS] this slot's recent check games: their non-losers' low_value, binned
 
