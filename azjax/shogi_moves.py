@@ -133,14 +133,14 @@ def legal_action_mask(x: pgx_shogi.GameState) -> jax.Array:
   return mask.at[at].set(mask[at] & ~mate)
 
 
-def _effects(x: pgx_shogi.GameState) -> tuple[jax.Array, jax.Array, jax.Array]:
-  """pgx's observation planes of the mover's pieces in `x`: where each kind stands [14, 81], where each kind
-  reaches [14, 81] (its moves with nothing in between, onto any square) and how many pieces reach each square
-  (1, 2, 3 or more) [3, 81]; pgx's `effect_all` asks each of the 6,561 square pairs on its own."""
+def _effects(x: pgx_shogi.GameState, blocked: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+  """pgx's observation planes of the mover's pieces in `x`, given what blocks each square pair there ([81, 81]):
+  where each kind stands [14, 81], where each kind reaches [14, 81] (its moves with nothing in between, onto any
+  square) and how many pieces reach each square (1, 2, 3 or more) [3, 81]; pgx's `effect_all` asks each of the
+  6,561 square pairs on its own."""
   board = x.board
   ours = (board >= 0) & (board < KINDS)
   kind = jnp.where(ours, board, 0)
-  blocked = _blocked(_between(), (board >= 0)[:, None])[..., 0]
   reach = jnp.asarray(_tables()["can_move"])[kind, jnp.arange(81)] & ~blocked & ours[:, None]
   where = board[None, :] == jnp.arange(KINDS)[:, None]  # [kind, square]
   by_kind = (where.astype(jnp.float32) @ reach.astype(jnp.float32)) > 0
@@ -151,8 +151,13 @@ def _effects(x: pgx_shogi.GameState) -> tuple[jax.Array, jax.Array, jax.Array]:
 def observe(x: pgx_shogi.GameState, flip: jax.Array) -> jax.Array:
   """_unbatched_ [9, 9, 119] pgx's shogi observation (`pgx_shogi._observe`): the same planes, the pieces' reach
   from `_effects` (the planes were two thirds of the step once the mask was cheap)."""
-  state, other = jax.lax.cond(flip, lambda: (x, pgx_shogi._flip(x)), lambda: (pgx_shogi._flip(x), x))
-  mine, theirs = _effects(state), _effects(other)
+  # One board's blockers serve both sides: the turned board (s -> 80 - s) holds the same squares, and the squares
+  # between two squares are the turned squares between the turned pair.
+  blocked = _blocked(_between(), (x.board >= 0)[:, None])[..., 0]
+  unturned, turned = (x, blocked), (pgx_shogi._flip(x), blocked[::-1, ::-1])
+  (state, state_blocked), (other, other_blocked) = jax.lax.cond(
+      flip, lambda: (unturned, turned), lambda: (turned, unturned))
+  mine, theirs = _effects(state, state_blocked), _effects(other, other_blocked)
   theirs = [plane[:, ::-1] for plane in theirs]  # the other side's, turned back to this side's frame
   counts = [8, 4, 4, 4, 4, 2, 2]  # hand planes: pawns, lances, knights, silvers, golds, bishops, rooks
   piece = np.repeat([PAWN, LANCE, KNIGHT, SILVER, GOLD, BISHOP, ROOK], counts)

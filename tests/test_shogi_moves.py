@@ -22,18 +22,25 @@ def _situation(x):
 
 
 @pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:.*player_id.*:DeprecationWarning")  # pgx's `observe(state, player_id)`, still served
 def test_the_env_steps_through_the_same_states_as_pgx():
   """`make_env("shogi")` is the env every search and self-play steps: along 48 random games to 250 plies, state
   for state pgx's, the legal-action mask (pgx's `_legal_action_mask`, which pgx's own step computes), observation,
-  rewards and terminal flags included; and the games hold checks, checkmates and pawn-drop-mate squares."""
+  rewards and terminal flags included, and the observation from the other player's side; and the games hold
+  checks, checkmates and pawn-drop-mate squares."""
   env = make_env("shogi")
   assert isinstance(env, shogi_moves.Shogi) and env.id == "shogi"
   situation = jax.jit(jax.vmap(_situation))
+  reference = pgx.make("shogi")
+  # A state's own observation is its mover's; the other player's view takes the other branch of `observe`.
+  other_view = [jax.jit(jax.vmap(lambda s, e=e: e.observe(s, 1 - s.current_player))) for e in (reference, env)]
   positions = checks = drop_mates = 0
-  games = zip(_random_games(pgx.make("shogi"), 48, 250, seed=0), _random_games(env, 48, 250, seed=0))
+  games = zip(_random_games(reference, 48, 250, seed=0), _random_games(env, 48, 250, seed=0))
   for ply, (expected, got) in enumerate(games):
     for a, b in zip(jax.tree.leaves(expected), jax.tree.leaves(got)):
       np.testing.assert_array_equal(np.asarray(b), np.asarray(a), err_msg=f"ply {ply}")
+    np.testing.assert_array_equal(np.asarray(other_view[1](got)), np.asarray(other_view[0](expected)),
+                                  err_msg=f"the other player's view, ply {ply}")
     live = ~np.asarray(expected.terminated)
     checked, drop_mate = map(np.asarray, situation(expected._x))
     positions += live.sum()
