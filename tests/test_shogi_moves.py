@@ -39,8 +39,9 @@ def test_the_env_steps_through_the_same_states_as_pgx():
   for ply, (expected, got) in enumerate(games):
     for a, b in zip(jax.tree.leaves(expected), jax.tree.leaves(got)):
       np.testing.assert_array_equal(np.asarray(b), np.asarray(a), err_msg=f"ply {ply}")
-    np.testing.assert_array_equal(np.asarray(other_view[1](got)), np.asarray(other_view[0](expected)),
-                                  err_msg=f"the other player's view, ply {ply}")
+    if ply % 10 == 0:  # pgx's own observation is slow; every tenth ply still sees ~1,000 positions
+      np.testing.assert_array_equal(np.asarray(other_view[1](got)), np.asarray(other_view[0](expected)),
+                                    err_msg=f"the other player's view, ply {ply}")
     live = ~np.asarray(expected.terminated)
     checked, drop_mate = map(np.asarray, situation(expected._x))
     positions += live.sum()
