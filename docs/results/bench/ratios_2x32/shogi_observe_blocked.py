@@ -14,12 +14,10 @@ import sys
 import jax
 import jax.numpy as jnp
 import numpy as np
-import pgx
 
 from azjax import shogi_moves
 from conv_paths import median_time  # this folder's timer: compiled once, median of n calls
-
-GAMES = 64
+from shogi_parts import GAMES, random_positions  # the same 64 positions 40 random plies in
 
 
 def load(path):
@@ -31,15 +29,7 @@ def load(path):
 
 def main(before_path):
   before = load(before_path)
-  reference = pgx.make("shogi")
-  key = jax.random.PRNGKey(0)
-  state = jax.jit(jax.vmap(reference.init))(jax.random.split(key, GAMES))
-  step = jax.jit(jax.vmap(reference.step))
-  choose = jax.jit(jax.vmap(lambda k, s: jax.random.categorical(k, jnp.where(s.legal_action_mask, 0.0, -jnp.inf))))
-  for _ in range(40):
-    key, k = jax.random.split(key)
-    state = step(state, choose(jax.random.split(k, GAMES), state))
-  actions = choose(jax.random.split(key, GAMES), state)
+  state, actions = random_positions()
   x, flip = state._x, jnp.arange(GAMES) % 2 == 0
   versions = {"before": before, "after": shogi_moves}
   observe = {name: jax.jit(jax.vmap(m.observe)) for name, m in versions.items()}

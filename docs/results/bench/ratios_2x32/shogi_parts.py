@@ -16,16 +16,23 @@ from conv_paths import median_time  # this folder's timer: compiled once, median
 GAMES = 64
 
 
-def main():
-  ours, theirs = make_env("shogi"), pgx.make("shogi")
+def random_positions(plies: int = 40):
+  """GAMES pgx shogi states `plies` uniformly random plies into their games, and a random legal action for each."""
+  theirs = pgx.make("shogi")
   key = jax.random.PRNGKey(0)
   state = jax.jit(jax.vmap(theirs.init))(jax.random.split(key, GAMES))
   step = jax.jit(jax.vmap(theirs.step))
   choose = jax.jit(jax.vmap(lambda k, s: jax.random.categorical(k, jnp.where(s.legal_action_mask, 0.0, -jnp.inf))))
-  for _ in range(40):
+  for _ in range(plies):
     key, k = jax.random.split(key)
     state = step(state, choose(jax.random.split(k, GAMES), state))
-  actions = choose(jax.random.split(key, GAMES), state)
+  return state, choose(jax.random.split(key, GAMES), state)
+
+
+def main():
+  ours, theirs = make_env("shogi"), pgx.make("shogi")
+  step = jax.jit(jax.vmap(theirs.step))
+  state, actions = random_positions()
   x, flip = state._x, jnp.ones(GAMES, bool)
   in_cond = lambda mask: jax.jit(jax.vmap(lambda s: jax.lax.cond(s.terminated, lambda: jnp.zeros(2187, bool),
                                                                  lambda: mask(s._x))))
