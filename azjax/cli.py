@@ -121,6 +121,9 @@ def main(game: str, argv=None) -> int:
     return 4
   say(f"run directory: {result.run_dir}")
   say(f"trained {result.step} steps in {result.seconds:.1f} s")
+  if result.out_of_time:
+    say(f"stopped by run.max_minutes={config.run.max_minutes:g} before train.num_steps={config.train.num_steps}: "
+        f"--resume {result.run_dir} continues it")
   if result.evaluation is not None:
     say(f"evaluation against the uniform random player: {result.evaluation}")
   return 0

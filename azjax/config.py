@@ -243,6 +243,10 @@ class RunConfig:
   eval_engine_games: int = 0
   eval_opening_plies: int = 2  # uniformly random first plies, so evaluation games differ
   keep_checkpoints: int = 3
+  # > 0: the run stops at the first logged step after this many minutes (wall clock from the start of this
+  # invocation, compile included), checkpointed there, and `--resume` continues it exactly. For a time-limited
+  # machine (a Colab session) or a fixed time budget; 0 = train train.num_steps. Runs, not sweeps.
+  max_minutes: float = 0.0
   # Gating [AGZ] "Evaluator": at each evaluation the trained network plays the one self-play uses,
   # and replaces it only if it scores above gate_score. 0 games = off: AlphaZero "maintains a
   # single neural network that is updated continually" [AZ], so self-play always uses the latest.

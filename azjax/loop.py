@@ -77,6 +77,7 @@ class RunResult:
   evaluation: arena.MatchResult | None  # the final evaluation against the uniform random player
   seconds: float
   ratings: object = None  # elo.Ratings of every player evaluated in the run
+  out_of_time: bool = False  # stopped by run.max_minutes before train.num_steps (resume to continue)
 
 
 def _get(config: Config, path: str):
@@ -163,6 +164,8 @@ def train(config: Config, run_dir: str | os.PathLike | None = None, *, resume: b
   validate(config, len(jax.devices()))
   if seeds and config.run.gate_games:
     raise ConfigError("run.gate_games", config.run.gate_games, "0 in a sweep (gating is per run)")
+  if seeds and config.run.max_minutes:
+    raise ConfigError("run.max_minutes", config.run.max_minutes, "0 in a sweep (a unit runs its train.num_steps)")
   run_dir = Path(run_dir or f"runs/{config.game}-{time.strftime('%Y%m%d-%H%M%S')}")
   run_dir.mkdir(parents=True, exist_ok=True)
   with ckpt.hold(run_dir) if distributed.is_main() else contextlib.nullcontext():
@@ -321,7 +324,8 @@ def _train(config: Config, run_dir: Path, resume: bool, progress: bool, callback
       last_rows = [r for r in read_rows(run_dir / "metrics.csv") if row_step(r) == step]
       evaluate(step)
     previous = None
-    while step < config.train.num_steps:
+    out_of_time = False
+    while step < config.train.num_steps and not out_of_time:
       state, metrics = train_step(state)
       step += 1
       pending.append((step, metrics))
@@ -329,7 +333,10 @@ def _train(config: Config, run_dir: Path, resume: bool, progress: bool, callback
       if previous is not None:  # the step before this one has finished: reading its flags does not stall
         check_finite(*previous, mngr.directory)
       previous = (step, metrics)
-      last = step == config.train.num_steps
+      # Read at logged steps only, and process 0's clock decides, so that every process stops at the same step.
+      out_of_time = bool(config.run.max_minutes and step % config.run.log_every == 0 and distributed.from_main(
+          time.time() - started > 60 * config.run.max_minutes))
+      last = step == config.train.num_steps or out_of_time
       if step % config.run.log_every == 0 or last:
         flush(keep_newest=not last)
       evaluating = evaluation.is_evaluation_step(config, step)
@@ -361,5 +368,9 @@ def _train(config: Config, run_dir: Path, resume: bool, progress: bool, callback
         raise
   seconds = time.time() - started
   log.info("finished at step %d in %.1f s", step, seconds)
+  stopped = step < config.train.num_steps
+  if stopped:
+    log.info("stopped by run.max_minutes=%g at step %d of %d; --resume %s continues it", config.run.max_minutes,
+             step, config.train.num_steps, run_dir)
   return RunResult(run_dir=run_dir, step=step, metrics=last_rows[0] if len(last_rows) == 1 else last_rows,
-                   evaluation=evaluator.result, seconds=seconds, ratings=evaluator.ratings)
+                   evaluation=evaluator.result, seconds=seconds, ratings=evaluator.ratings, out_of_time=stopped)

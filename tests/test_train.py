@@ -225,6 +225,25 @@ def test_resume_continues_bit_for_bit(tmp_path):
       np.isclose(losses[s], csv_losses[s], rtol=1e-6) for s in losses)
 
 
+def test_a_run_out_of_time_stops_checkpointed_at_a_logged_step_and_resumes_bit_for_bit(tmp_path):
+  config = _smoke("tictactoe", "train.num_steps=6", "run.checkpoint_every=3", "run.log_every=2")
+  whole = azjax.train(config, tmp_path / "whole", progress=False)
+  assert whole.step == 6 and not whole.out_of_time
+  # A budget spent before the first step: the run stops at its first logged step (2), not at the step
+  # the clock ran out (1), and not at a checkpoint step (3); it saves a checkpoint there.
+  cut = azjax.train(config.replace(run=dataclasses.replace(config.run, max_minutes=1e-9)), tmp_path / "cut",
+                    progress=False)
+  assert cut.step == 2 and cut.out_of_time
+  assert ckpt.latest_step(tmp_path / "cut" / "checkpoints") == 2
+  assert "stopped by run.max_minutes" in (tmp_path / "cut" / "run.log").read_text()
+  resumed = azjax.train(config, tmp_path / "cut", resume=True, progress=False)
+  assert resumed.step == 6 and not resumed.out_of_time
+  jax.tree.map(np.testing.assert_array_equal, _restore(tmp_path / "whole", config), _restore(tmp_path / "cut", config))
+  with pytest.raises(azjax.ConfigError, match="run.max_minutes"):
+    azjax.train(config.replace(run=dataclasses.replace(config.run, max_minutes=5.0)), tmp_path / "sweep",
+                seeds=[0, 1], progress=False)
+
+
 def _events(path):
   """The Event records of a TensorBoard event file (TFRecord framing: length, its CRC, data, its CRC)."""
   from tensorboardX.proto.event_pb2 import Event
