@@ -1,5 +1,5 @@
 """Where a chess network's tactics fail: its policy, its value, or its search. `python chess_tactics_probe.py RUN STEP
-[--positions 200] [--simulations 16 32 128]`.
+[--positions 200] [--simulations 16 32 128] [--set search.FIELD=VALUE ...]`.
 
 Positions come from uniformly random games (python-chess, plies 8 to 60). Two sets:
 - "capture": the side to move can win material at once: a capture worth at least 2 points after the capturer is
@@ -90,8 +90,10 @@ def main():
   p.add_argument("--positions", type=int, default=200)
   p.add_argument("--simulations", type=int, nargs="+", default=[16, 32, 128])
   p.add_argument("--seed", type=int, default=0)
+  p.add_argument("--set", action="append", default=[], metavar="search.FIELD=VALUE",
+                 help="search with another setting than the checkpoint's (repeatable), as experiments.match")
   a = p.parse_args()
-  agent = load_agent(a.run, step=a.step)
+  agent = load_agent(a.run, step=a.step).with_search(a.set)
   network = make_network(agent.config.network, agent.num_actions)
   forward = jax.jit(lambda obs: network.apply(agent.params, agent.bn_state, obs, False)[0])
   uci = ChessPosition()
