@@ -110,6 +110,13 @@ class SearchConfig:
   go_eyes: str = "simple"
   random_symmetry: bool = False  # Go only: each evaluation sees a random rotation/reflection [AGZ] (symmetry.py)
   gumbel_scale: float = 1.0  # gumbel only
+  # Gumbel only: how far the completed Q-values move the prior (Danihelka et al. 2022, eq. 8's sigma, here mctx's
+  # qtransform_completed_by_mix_value): logits + (maxvisit_init + the most visits of a child) * value_scale * Q,
+  # Q min-max rescaled to [0, 1] over the node's children. The same sigma picks the moves sequential halving keeps
+  # and the improved policy (the policy target, and the move played). The defaults are mctx's (0.1, 50). As the
+  # visits grow, Q outweighs the prior; a smaller value_scale keeps a strong prior's say against a weak value.
+  gumbel_value_scale: float = 0.1
+  gumbel_maxvisit_init: float = 50.0
   # Children of a search node: its legal moves, up to the game's most (on), or every action (off); auto = on
   # where that bound is far below the action count (chess, shogi), so the tree shrinks (search.tree_width).
   compact_tree: str = "auto"
@@ -462,6 +469,8 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
          "must lie in [0, 1)")
   _check(-1.0 <= c.search.unvisited_value <= 1.0, "search.unvisited_value", c.search.unvisited_value,
          "must lie in [-1, 1]")
+  _check(c.search.gumbel_value_scale > 0, "search.gumbel_value_scale", c.search.gumbel_value_scale,
+         "must be > 0 (0 would play the prior: no search); mctx's default is 0.1")
   _check(c.search.algorithm != "gumbel" or c.search.max_considered_actions >= 2, "search.max_considered_actions",
          c.search.max_considered_actions, "must be >= 2 for gumbel search")
   _check(0.0 <= c.selfplay.endgame_temperature <= 1.0, "selfplay.endgame_temperature",

@@ -451,10 +451,12 @@ def make_search_with(env: pgx.Env, evaluate: Evaluate, config: SearchConfig, leg
   alpha = dirichlet_alpha(config, game)
   fraction = config.dirichlet_fraction if config.algorithm == "puct" else 0.0
   qtransform = functools.partial(qtransform_with_unvisited, unvisited_value=config.unvisited_value)
-  gumbel_qtransform = {}  # mctx's own (completed by the mixed value) unless the utility wraps it
+  # Gumbel's: completed by the mixed value, at the config's scale (mctx's defaults unless set)
+  gumbel_qtransform = functools.partial(mctx.qtransform_completed_by_mix_value, value_scale=config.gumbel_value_scale,
+                                        maxvisit_init=config.gumbel_maxvisit_init)
   if moves_left:
     qtransform = with_moves_left_utility(qtransform, config)
-    gumbel_qtransform = dict(qtransform=with_moves_left_utility(mctx.qtransform_completed_by_mix_value, config))
+    gumbel_qtransform = with_moves_left_utility(gumbel_qtransform, config)
 
   def one(variables, key, state, noise):
     state = jax.tree.map(lambda x: x[None], state)  # mctx wants a batch; this one has a single game
@@ -490,7 +492,7 @@ def make_search_with(env: pgx.Env, evaluate: Evaluate, config: SearchConfig, leg
         out = mctx.gumbel_muzero_policy(
             variables, key, root, recurrent_fn, num_simulations, invalid_actions=invalid,
             max_num_considered_actions=config.max_considered_actions,
-            gumbel_scale=config.gumbel_scale if noise else 0.0, **gumbel_qtransform)
+            gumbel_scale=config.gumbel_scale if noise else 0.0, qtransform=gumbel_qtransform)
         tree, weights = out.search_tree, out.action_weights
     weights = scatter(weights, actions, num_actions) if width else weights
     summary = tree.summary()

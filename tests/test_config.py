@@ -75,6 +75,8 @@ def test_overrides_parse_types():
     ("search.moves_left_threshold=1", "search.moves_left_threshold"),
     ("search.discount=1.5", "search.discount"),
     ("search.draw_value=-1", "search.draw_value"),
+    ("search.gumbel_value_scale=0", "search.gumbel_value_scale"),
+    ("search.gumbel_maxvisit_init=-1", "search.gumbel_maxvisit_init"),
     ("train.q_lambda=0.8", "train.q_lambda"),  # tic-tac-toe's smoke preset has no q_ratio to average for
     ("train.q_lambda=1", "train.q_lambda"),
     ("search.score_utility=0.3", "search.score_utility"),  # no ownership head to read a margin from

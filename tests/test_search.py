@@ -396,6 +396,29 @@ def test_gumbel_root_sees_a_mate_only_among_the_moves_it_considers(simulations, 
   assert (visits > 0).sum() == min(considered, 20)  # the root's breadth: every considered move, once or more
 
 
+@pytest.mark.parametrize("value_scale, maxvisit_init, plays_mate", [(0.1, 50.0, True), (0.01, 50.0, False),
+                                                                    (0.1, 0.0, False)])
+def test_gumbel_value_scale_sets_how_far_q_outweighs_the_prior(value_scale, maxvisit_init, plays_mate):
+  # The back-rank mate of the test above, 32 simulations over all 20 moves: the search sees Ra8# each time (its
+  # Q is +1, the others' 0), and plays it only where (maxvisit_init + most visits) * value_scale * 1 outweighs
+  # the prior's 3 logits against it: mctx's defaults do (~5.5), a tenth of the scale or no visit offset does not.
+  from azjax.engines import pgx_private
+  env = make_env("chess")
+  root = pgx_private.from_fen("6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1")
+  legal = np.flatnonzero(np.asarray(root.legal_action_mask))
+  after = jax.jit(jax.vmap(env.step, in_axes=(None, 0)))(root, jnp.asarray(legal, jnp.int32))
+  mate = legal[np.asarray(after.rewards[:, int(root.current_player)]) == 1.0][0]
+  prior = jnp.zeros(env.num_actions).at[mate].set(-3.0)
+  flat = lambda variables, key, state: (jnp.broadcast_to(prior, state.legal_action_mask.shape),
+                                        jnp.zeros(state.legal_action_mask.shape[0]), Extras())
+  config = SearchConfig(algorithm="gumbel", num_simulations=32, max_considered_actions=32,
+                        gumbel_value_scale=value_scale, gumbel_maxvisit_init=maxvisit_init)
+  search = make_search_with(env, flat, config, lambda s: s.legal_action_mask, 32, "chess")
+  out = search(None, jax.random.split(jax.random.PRNGKey(0), 1), jax.tree.map(lambda x: x[None], root), noise=False)
+  assert np.asarray(root_summary(out)[0])[0, mate] > 0  # seen either way
+  assert (int(np.argmax(out.weights[0])) == mate) == plays_mate
+
+
 @pytest.mark.parametrize("value, prefers", [(-0.8, "shortest"), (0.8, "longest")])
 def test_moves_left_utility_prefers_the_shorter_win_and_the_longer_loss(value, prefers):
   # A flat evaluator: every position is worth `value` to its mover (-0.8: each child of the root is a win for
