@@ -5,6 +5,9 @@ opening plies shared by each pair of games (as the evaluations).
   python docs/results/learning/head_to_head.py RUN_A STEP_A RUN_B STEP_B [GAMES [SIMS_A SIMS_B]]
   python docs/results/learning/head_to_head.py RUN_A STEP_A random - [GAMES]    # against uniform random
 
+Arguments `A:search.FIELD=VALUE` and `B:search.FIELD=VALUE`, anywhere, play that side with another search setting
+than its checkpoint's (as experiments.match's --set).
+
 Prints A's wins, draws and losses, its score with a 95% interval, and how the games ended."""
 import sys
 
@@ -13,10 +16,10 @@ import jax
 from azjax import arena, load_agent
 
 
-def main(run_a, step_a, run_b, step_b, games=64, sims_a=0, sims_b=0):
-  a = load_agent(run_a, int(step_a))
-  b = (arena.random_player if run_b == "random"
-       else load_agent(run_b, int(step_b)).player(f"B@{step_b}", num_simulations=int(sims_b) or None))
+def main(run_a, step_a, run_b, step_b, games=64, sims_a=0, sims_b=0, sets=()):
+  a = load_agent(run_a, int(step_a)).with_search([s[2:] for s in sets if s.startswith("A:")])
+  b = (arena.random_player if run_b == "random" else load_agent(run_b, int(step_b)).with_search(
+      [s[2:] for s in sets if s.startswith("B:")]).player(f"B@{step_b}", num_simulations=int(sims_b) or None))
   a_player = a.player(f"A@{a.step}", num_simulations=int(sims_a) or None)
   result = arena.match(a.env, a_player, b, jax.random.PRNGKey(2026), int(games), opening_plies=2)
   lo, hi = result.interval()
@@ -26,4 +29,5 @@ def main(run_a, step_a, run_b, step_b, games=64, sims_a=0, sims_b=0):
 
 
 if __name__ == "__main__":
-  main(*sys.argv[1:])
+  args = sys.argv[1:]
+  main(*[x for x in args if x[:2] not in ("A:", "B:")], sets=[x for x in args if x[:2] in ("A:", "B:")])
