@@ -367,6 +367,25 @@ def test_analyse_reports_visits_and_q_by_move_on_the_compact_tree():
   np.testing.assert_allclose(out["q"], full["q"], rtol=1e-5, atol=1e-6)  # NaN where unvisited, in both
 
 
+def _back_rank_mate_search(config: SearchConfig):
+  """(the noiseless search of `config` from a position where White mates at once by Ra8 among 20 legal moves, under
+  a flat evaluator whose prior ranks the mate last, 3 logits below the rest; the mate's action)."""
+  from azjax.engines import pgx_private
+  env = make_env("chess")
+  root = pgx_private.from_fen("6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1")
+  legal = np.flatnonzero(np.asarray(root.legal_action_mask))
+  assert len(legal) == 20
+  after = jax.jit(jax.vmap(env.step, in_axes=(None, 0)))(root, jnp.asarray(legal, jnp.int32))  # each move, at once
+  wins = legal[np.asarray(after.rewards[:, int(root.current_player)]) == 1.0]
+  assert len(wins) == 1  # Ra8#, the only mate
+  prior = jnp.zeros(env.num_actions).at[wins[0]].set(-3.0)  # last; a won move's completed Q adds ~5 to its logit
+  flat = lambda variables, key, state: (jnp.broadcast_to(prior, state.legal_action_mask.shape),
+                                        jnp.zeros(state.legal_action_mask.shape[0]), Extras())
+  search = make_search_with(env, flat, config, lambda s: s.legal_action_mask, config.num_simulations, "chess")
+  states = jax.tree.map(lambda x: x[None], root)
+  return search(None, jax.random.split(jax.random.PRNGKey(0), 1), states, noise=False), wins[0]
+
+
 @pytest.mark.parametrize("simulations, considered, finds_mate", [(16, 16, False), (32, 32, True)])
 def test_gumbel_root_sees_a_mate_only_among_the_moves_it_considers(simulations, considered, finds_mate):
   # White mates at once by Ra8 (a back-rank mate) among 20 legal moves, and a flat evaluator ranks that move
@@ -374,25 +393,11 @@ def test_gumbel_root_sees_a_mate_only_among_the_moves_it_considers(simulations, 
   # with simulations = considered it spends one simulation on each, one ply deep (mctx's sequential halving):
   # 16 of 20 leave the mate unseen, 32 see every move and find it. So the cpu presets' Gumbel 16 over 16
   # searches one ply deep (docs/results/learning, section 12).
-  from azjax.engines import pgx_private
-  env = make_env("chess")
-  root = pgx_private.from_fen("6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1")
-  legal = np.flatnonzero(np.asarray(root.legal_action_mask))
-  assert len(legal) == 20
-  mover = int(root.current_player)
-  after = jax.jit(jax.vmap(env.step, in_axes=(None, 0)))(root, jnp.asarray(legal, jnp.int32))  # each move, at once
-  wins = legal[np.asarray(after.rewards[:, mover]) == 1.0]
-  assert len(wins) == 1  # Ra8#, the only mate
-  prior = jnp.zeros(env.num_actions).at[wins[0]].set(-3.0)  # last; a won move's completed Q adds ~5 to its logit
-  flat = lambda variables, key, state: (jnp.broadcast_to(prior, state.legal_action_mask.shape),
-                                        jnp.zeros(state.legal_action_mask.shape[0]), Extras())
   config = SearchConfig(algorithm="gumbel", num_simulations=simulations, max_considered_actions=considered)
-  search = make_search_with(env, flat, config, lambda s: s.legal_action_mask, simulations, "chess")
-  states = jax.tree.map(lambda x: x[None], root)
-  out = search(None, jax.random.split(jax.random.PRNGKey(0), 1), states, noise=False)
+  out, mate = _back_rank_mate_search(config)
   visits = np.asarray(root_summary(out)[0])[0]
-  assert (visits[wins[0]] > 0) == finds_mate
-  assert (int(np.argmax(out.weights[0])) == wins[0]) == finds_mate
+  assert (visits[mate] > 0) == finds_mate
+  assert (int(np.argmax(out.weights[0])) == mate) == finds_mate
   assert (visits > 0).sum() == min(considered, 20)  # the root's breadth: every considered move, once or more
 
 
@@ -402,19 +407,9 @@ def test_gumbel_value_scale_sets_how_far_q_outweighs_the_prior(value_scale, maxv
   # The back-rank mate of the test above, 32 simulations over all 20 moves: the search sees Ra8# each time (its
   # Q is +1, the others' 0), and plays it only where (maxvisit_init + most visits) * value_scale * 1 outweighs
   # the prior's 3 logits against it: mctx's defaults do (~5.5), a tenth of the scale or no visit offset does not.
-  from azjax.engines import pgx_private
-  env = make_env("chess")
-  root = pgx_private.from_fen("6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1")
-  legal = np.flatnonzero(np.asarray(root.legal_action_mask))
-  after = jax.jit(jax.vmap(env.step, in_axes=(None, 0)))(root, jnp.asarray(legal, jnp.int32))
-  mate = legal[np.asarray(after.rewards[:, int(root.current_player)]) == 1.0][0]
-  prior = jnp.zeros(env.num_actions).at[mate].set(-3.0)
-  flat = lambda variables, key, state: (jnp.broadcast_to(prior, state.legal_action_mask.shape),
-                                        jnp.zeros(state.legal_action_mask.shape[0]), Extras())
   config = SearchConfig(algorithm="gumbel", num_simulations=32, max_considered_actions=32,
                         gumbel_value_scale=value_scale, gumbel_maxvisit_init=maxvisit_init)
-  search = make_search_with(env, flat, config, lambda s: s.legal_action_mask, 32, "chess")
-  out = search(None, jax.random.split(jax.random.PRNGKey(0), 1), jax.tree.map(lambda x: x[None], root), noise=False)
+  out, mate = _back_rank_mate_search(config)
   assert np.asarray(root_summary(out)[0])[0, mate] > 0  # seen either way
   assert (int(np.argmax(out.weights[0])) == mate) == plays_mate
 
