@@ -6,7 +6,8 @@
 Methods: "Illegal moves are masked out by setting their probabilities to zero,
 and re-normalising"). With `network.ownership` (Go), the ownership head's loss,
 weighted, joins the sum (KataGo's auxiliary target; `ownership_loss_sum`), and with `network.moves_left`
-the moves-left head's (Lc0; `moves_left_loss_sum`). Gradients are averaged over every position of the global
+the moves-left head's (Lc0; `moves_left_loss_sum`), and with `network.opponent_policy` the opponent-reply
+head's (KataGo; `opponent_loss_sum`). Gradients are averaged over every position of the global
 minibatch: each device sums its share, and the sums meet in one `psum`.
 """
 
@@ -31,6 +32,7 @@ class Losses(NamedTuple):
   l2: chex.Array
   ownership: chex.Array  # the ownership head's unweighted loss; 0 without one
   moves_left: chex.Array  # the moves-left head's unweighted loss; 0 without one
+  opponent: chex.Array  # the opponent-reply head's unweighted loss; 0 without one
 
 
 def learning_rate_schedule(config: TrainConfig) -> optax.Schedule:
@@ -56,11 +58,34 @@ def l2_penalty(params, c: float) -> chex.Array:
   return c * sum(jnp.sum(jnp.square(p)) for p in jax.tree.leaves(params))
 
 
+def policy_cross_entropy(logits, policy, legal):
+  """[N]: -pi^T log p, with p the logits' softmax over the legal moves."""
+  log_p = jax.nn.log_softmax(jnp.where(legal, logits, jnp.finfo(logits.dtype).min))
+  return -jnp.sum(jnp.where(legal, policy * log_p, 0.0), axis=-1)
+
+
+def has_policy(policy):
+  """[N] float32: 1.0 where a position has a policy target (a fast search's is all zero: playout-cap
+  randomisation)."""
+  return (policy.sum(-1) > 0).astype(jnp.float32)
+
+
 def data_loss_sums(logits, value, batch: Batch):
   """Weighted sums over the batch of the value and policy terms of eq. 1: ([], [])."""
-  log_p = jax.nn.log_softmax(jnp.where(batch.legal, logits, jnp.finfo(logits.dtype).min))
-  cross_entropy = -jnp.sum(jnp.where(batch.legal, batch.policy * log_p, 0.0), axis=-1)
+  cross_entropy = policy_cross_entropy(logits, batch.policy, batch.legal)
   return jnp.sum(batch.weight * jnp.square(batch.value - value)), jnp.sum(batch.weight * cross_entropy)
+
+
+def opponent_mask(batch: Batch):
+  """[N]: the positions whose opponent's reply is a policy target (of the same game, from a full search)."""
+  return batch.weight * batch.replied * has_policy(batch.reply_policy)
+
+
+def opponent_loss_sum(opponent_logits, batch: Batch):
+  """Sum over the batch's positions that have one of the cross-entropy between the opponent-reply head, over
+  the next position's legal moves, and that position's search policy (KataGo's auxiliary policy target)."""
+  cross_entropy = policy_cross_entropy(opponent_logits, batch.reply_policy, batch.reply_legal)
+  return jnp.sum(opponent_mask(batch) * cross_entropy)
 
 
 def ownership_loss_sum(ownership_logits, batch: Batch):
@@ -111,12 +136,13 @@ def scan_updates(body, carry, xs, form: str = "auto"):
 
 
 def make_update(network: Network, optimizer: optax.GradientTransformation, config: TrainConfig,
-                axis_name: str | None = None, ownership_weight: float = 0.0, moves_left_weight: float = 0.0):
+                axis_name: str | None = None, ownership_weight: float = 0.0, moves_left_weight: float = 0.0,
+                opponent_weight: float = 0.0):
   """Returns `update(params, bn_state, opt_state, batch) -> (params, bn_state, opt_state, Losses)`.
 
   With `axis_name`, `batch` is this device's share and the result is the same on every device.
-  `ownership_weight` (`network.ownership`) and `moves_left_weight` (`network.moves_left`) weigh those heads'
-  losses; the batch then carries their targets.
+  `ownership_weight` (`network.ownership`), `moves_left_weight` (`network.moves_left`) and `opponent_weight`
+  (`network.opponent_policy`) weigh those heads' losses; the batch then carries their targets.
   """
 
   def psum(x):
@@ -126,7 +152,8 @@ def make_update(network: Network, optimizer: optax.GradientTransformation, confi
     count = jnp.maximum(psum(batch.weight.sum()), 1.0)
     # A position with an all-zero policy has no policy target (a fast search's, playout-cap
     # randomisation): the policy term averages over the positions that have one.
-    policy_count = jnp.maximum(psum(jnp.sum(batch.weight * (batch.policy.sum(-1) > 0))), 1.0)
+    policy_count = jnp.maximum(psum(jnp.sum(batch.weight * has_policy(batch.policy))), 1.0)
+    reply_count = jnp.maximum(psum(jnp.sum(opponent_mask(batch))), 1.0) if opponent_weight else 1.0
 
     owned_count = jnp.maximum(psum(jnp.sum(batch.weight * batch.owned)), 1.0) if ownership_weight else 1.0
 
@@ -135,11 +162,12 @@ def make_update(network: Network, optimizer: optax.GradientTransformation, confi
       value_sum, policy_sum = data_loss_sums(heads.logits, heads.value, batch)
       ownership_sum = ownership_loss_sum(heads.ownership, batch) if ownership_weight else jnp.zeros(())
       moves_left_sum = moves_left_loss_sum(heads.moves_left, batch) if moves_left_weight else jnp.zeros(())
+      opponent_sum = opponent_loss_sum(heads.opponent_logits, batch) if opponent_weight else jnp.zeros(())
       loss = (value_sum / count + policy_sum / policy_count + ownership_weight * ownership_sum / owned_count
-              + moves_left_weight * moves_left_sum / count)
-      return loss, (value_sum, policy_sum, ownership_sum, moves_left_sum, new_bn_state)
+              + moves_left_weight * moves_left_sum / count + opponent_weight * opponent_sum / reply_count)
+      return loss, (value_sum, policy_sum, ownership_sum, moves_left_sum, opponent_sum, new_bn_state)
 
-    grads, (value_sum, policy_sum, ownership_sum, moves_left_sum, new_bn_state) = jax.grad(
+    grads, (value_sum, policy_sum, ownership_sum, moves_left_sum, opponent_sum, new_bn_state) = jax.grad(
         data_loss, has_aux=True)(params)
     l2, l2_grads = jax.value_and_grad(l2_penalty)(params, config.l2)
     grads = jax.tree.map(lambda g, r: psum(g) + r, grads, l2_grads)
@@ -147,8 +175,10 @@ def make_update(network: Network, optimizer: optax.GradientTransformation, confi
     params = optax.apply_updates(params, updates)
     value_loss, policy_loss = psum(value_sum) / count, psum(policy_sum) / policy_count
     ownership_loss, moves_left_loss = psum(ownership_sum) / owned_count, psum(moves_left_sum) / count
-    total = value_loss + policy_loss + ownership_weight * ownership_loss + moves_left_weight * moves_left_loss + l2
+    opponent_loss = psum(opponent_sum) / reply_count
+    total = (value_loss + policy_loss + ownership_weight * ownership_loss + moves_left_weight * moves_left_loss
+             + opponent_weight * opponent_loss + l2)
     return params, new_bn_state, opt_state, Losses(total, value_loss, policy_loss, l2, ownership_loss,
-                                                   moves_left_loss)
+                                                   moves_left_loss, opponent_loss)
 
   return update

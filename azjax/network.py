@@ -5,8 +5,10 @@ norm, a policy head over every pgx action and a tanh value head. `f(s) = (p, v)`
 with `v` the expected outcome for the player to move. With `config.ownership` (Go), a 1x1
 convolution of the trunk also predicts who owns each point at the end (KataGo's auxiliary target);
 with `config.moves_left`, a head like the value head predicts the plies left to the end (Lc0's
-moves-left head); with `config.global_pooling`, KataGo's global pooling in every block and in those two heads; with
-`config.liberties` (Go), KataGo's liberty planes join the input; with `config.attacks` (chess), attack planes.
+moves-left head); with `config.opponent_policy`, a second policy head predicts the opponent's reply (KataGo's
+auxiliary policy target; training reads it, search does not); with `config.global_pooling`, KataGo's global
+pooling in every block and in the value and moves-left heads; with `config.liberties` (Go), KataGo's liberty
+planes join the input; with `config.attacks` (chess), attack planes.
 Training reads every head through `apply_heads`; search reads the moves left only.
 """
 
@@ -31,11 +33,13 @@ MOVES_LEFT_UNIT = 100.0
 class Heads(NamedTuple):
   """Every output of the network. obs [B, H, W, C] gives logits [B, A]; value [B] in [-1, 1]; ownership [B, H * W],
   the logit that the mover owns each point at the end (None without `config.ownership`); moves_left [B] >= 0,
-  the plies left to the game's end (None without `config.moves_left`)."""
+  the plies left to the game's end (None without `config.moves_left`); opponent_logits [B, A], the opponent's reply
+  on the next turn (None without `config.opponent_policy`)."""
   logits: object
   value: object
   ownership: object = None
   moves_left: object = None
+  opponent_logits: object = None
 
 
 class Network(NamedTuple):
@@ -84,13 +88,15 @@ def make_network(config: NetworkConfig, num_actions: int, axis_name: str | None 
         y = y + hk.Linear(config.channels)(global_pool(y))[:, None, None, :]
       y = _batch_norm(axis_name)(_conv(config.channels, 3)(y), is_training)
       x = jax.nn.relu(x + y)
-    if config.policy_head == "planes":  # AlphaZero's chess policy: 73 planes, each move read at its square
-      p = jax.nn.relu(_batch_norm(axis_name)(_conv(config.channels, 3)(x), is_training))
-      p = hk.Conv2D(chess_features.POLICY_PLANES, 1)(p)
-      logits = p.reshape(p.shape[0], -1)[:, chess_features.policy_index()]
-    else:  # AlphaGo Zero's: 2 planes, then every action from every point
+
+    def policy_head(x):  # the policy's logits [B, A]
+      if config.policy_head == "planes":  # AlphaZero's chess policy: 73 planes, each move read at its square
+        p = jax.nn.relu(_batch_norm(axis_name)(_conv(config.channels, 3)(x), is_training))
+        p = hk.Conv2D(chess_features.POLICY_PLANES, 1)(p)
+        return p.reshape(p.shape[0], -1)[:, chess_features.policy_index()]
+      # AlphaGo Zero's: 2 planes, then every action from every point
       p = jax.nn.relu(_batch_norm(axis_name)(_conv(config.policy_channels, 1)(x), is_training))
-      logits = hk.Linear(num_actions)(p.reshape(p.shape[0], -1))
+      return hk.Linear(num_actions)(p.reshape(p.shape[0], -1))
 
     def scalar_head(x):  # the value head's shape, for the value and the moves left: [B], before its squashing
       if config.global_pooling:  # KataGo's value head: pooled channels of a 1x1 convolution
@@ -100,10 +106,12 @@ def make_network(config: NetworkConfig, num_actions: int, axis_name: str | None 
       h = jax.nn.relu(hk.Linear(config.value_hidden)(h))
       return hk.Linear(1)(h)[:, 0]
 
+    logits = policy_head(x)
     value = jnp.tanh(scalar_head(x))
     ownership = hk.Conv2D(1, 1)(x).reshape(x.shape[0], -1) if config.ownership else None
     moves_left = MOVES_LEFT_UNIT * jax.nn.softplus(scalar_head(x)) if config.moves_left else None
-    return Heads(logits, value, ownership, moves_left)
+    opponent_logits = policy_head(x) if config.opponent_policy else None  # last: the other heads' names stay put
+    return Heads(logits, value, ownership, moves_left, opponent_logits)
 
   transformed = hk.without_apply_rng(hk.transform_with_state(forward))
 

@@ -20,7 +20,9 @@ did not reach its real end (resignation, the config's length cap) labels them as
 (Lc0's moves-left target), whatever ended the game. With `q` (`train.q_ratio`), each position keeps
 its search's value of its best move, and its value target mixes that with the outcome (Lc0's q_ratio);
 with `q_lambda` (`train.q_lambda`) the mixed-in value is the exponential average of that and the game's
-later search values (KataGo's short-term value target).
+later search values (KataGo's short-term value target). With `replies` (`network.opponent_policy`), each
+position marks whether it was its game's last, and a sampled position comes with the next position's policy
+and legal moves: the opponent's reply (KataGo's auxiliary policy target), or none after a game's last move.
 All functions here are _unbatched_
 (one lane) and vmapped over lanes by the callers via `add`, `finish`, `sample`.
 """
@@ -96,10 +98,15 @@ class Codec:
     stacked = jnp.concatenate([planes.astype(self.obs.dtype),
                                jnp.broadcast_to(scalars.astype(self.obs.dtype), (h, w, k))], axis=-1)
     obs = stacked[..., np.argsort(np.concatenate([binary, np.array(self.scalar_planes, int)]))]
+    return (obs, *self.decode_policy(policy, index, legal))
+
+  def decode_policy(self, policy, index, legal):
+    """-> (policy [A], legal [A]) as they came."""
+    if not self.compact:
+      return policy, legal
     if self.policy_entries:
       policy = jnp.zeros((self.num_actions,), policy.dtype).at[index.astype(jnp.int32)].set(policy)
-    legal = jnp.unpackbits(legal, count=self.num_actions).astype(bool)
-    return obs, policy, legal
+    return policy, jnp.unpackbits(legal, count=self.num_actions).astype(bool)
 
 
 def make_codec(compact: bool, obs: jax.ShapeDtypeStruct, num_actions: int, scalar_planes=(),
@@ -114,7 +121,7 @@ def make_codec(compact: bool, obs: jax.ShapeDtypeStruct, num_actions: int, scala
 
 @functools.partial(jax.tree_util.register_dataclass,
                    data_fields=["obs", "policy", "policy_index", "legal", "mover", "value", "ownership", "owned",
-                                "plies_left", "q", "written", "labelled"],
+                                "plies_left", "q", "last", "written", "labelled"],
                    meta_fields=["codec"])
 @dataclasses.dataclass(frozen=True)
 class Replay:
@@ -129,6 +136,7 @@ class Replay:
   owned: chex.Array | None  # [lanes, L] bool: the position has an ownership target (its game ended for real)
   plies_left: chex.Array | None  # [lanes, L] int32 plies of its game from the position to the end (1: it made the last)
   q: chex.Array | None  # [lanes, L] float32 the search's value of its best move, for the mover (train.q_ratio), or None
+  last: chex.Array | None  # [lanes, L] bool: the position made its game's last move (network.opponent_policy), or None
   written: chex.Array  # [lanes] int32 positions ever written to the lane
   labelled: chex.Array  # [lanes] int32 positions ever labelled (= first position of the game in play)
   codec: Codec = Codec()
@@ -147,13 +155,16 @@ class Batch:
   ownership: chex.Array | None = None  # [N, points] float32 in {-1, 0, 1}, with `network.ownership`
   owned: chex.Array | None = None  # [N] float32 1.0 where `ownership` is a target
   plies_left: chex.Array | None = None  # [N] float32, with `network.moves_left`
+  reply_policy: chex.Array | None = None  # [N, A] the next position's policy (the opponent's reply), with replies
+  reply_legal: chex.Array | None = None  # [N, A] its legal moves
+  replied: chex.Array | None = None  # [N] float32 1.0 where the next position is of the same game
 
 
 def init(lanes: int, lane_size: int, obs: jax.ShapeDtypeStruct, num_actions: int, codec: Codec = Codec(),
-         ownership_points: int = 0, moves_left: bool = False, q: bool = False) -> Replay:
+         ownership_points: int = 0, moves_left: bool = False, q: bool = False, replies: bool = False) -> Replay:
   """An empty window of `lanes` lanes of `lane_size` positions, stored by `codec` from now on; with
   `ownership_points`, each position also keeps an ownership target of that many points, with `moves_left`
-  its plies left, with `q` its search's best value."""
+  its plies left, with `q` its search's best value, with `replies` whether it was its game's last."""
   stored = jax.eval_shape(codec.encode, obs, jax.ShapeDtypeStruct((num_actions,), jnp.float32),
                           jax.ShapeDtypeStruct((num_actions,), bool))
   obs, policy, index, legal = (None if x is None else jnp.zeros((lanes, lane_size, *x.shape), x.dtype) for x in stored)
@@ -165,6 +176,7 @@ def init(lanes: int, lane_size: int, obs: jax.ShapeDtypeStruct, num_actions: int
       owned=jnp.zeros((lanes, lane_size), bool) if ownership_points else None,
       plies_left=jnp.zeros((lanes, lane_size), jnp.int32) if moves_left else None,
       q=jnp.zeros((lanes, lane_size), jnp.float32) if q else None,
+      last=jnp.zeros((lanes, lane_size), bool) if replies else None,
       written=jnp.zeros((lanes,), jnp.int32),
       labelled=jnp.zeros((lanes,), jnp.int32),
       codec=codec,
@@ -176,6 +188,8 @@ def _add(lane: Replay, obs, policy, legal, mover, q) -> Replay:
   obs, policy, index, legal = lane.codec.encode(obs, policy, legal)
   if lane.q is not None:
     lane = lane.replace(q=lane.q.at[i].set(q))
+  if lane.last is not None:
+    lane = lane.replace(last=lane.last.at[i].set(False))
   return lane.replace(
       obs=lane.obs.at[i].set(obs), policy=lane.policy.at[i].set(policy),
       policy_index=None if index is None else lane.policy_index.at[i].set(index), legal=lane.legal.at[i].set(legal),
@@ -216,6 +230,8 @@ def _finish(lane: Replay, done, rewards, ownership=None, owned=None, target: Val
     z = target.q_ratio * q + (1.0 - target.q_ratio) * z
   if lane.plies_left is not None:
     lane = lane.replace(plies_left=jnp.where(this_game, plies_left, lane.plies_left))
+  if lane.last is not None:  # the position written last made the game's last move
+    lane = lane.replace(last=lane.last | (done & (absolute == lane.written - 1)))
   return lane.replace(
       value=jnp.where(this_game, z, lane.value),
       labelled=jnp.where(done, lane.written, lane.labelled))
@@ -230,13 +246,20 @@ def _labelled_range(lane: Replay):
 def _sample(lane: Replay, key, n: int) -> Batch:
   lo, hi = _labelled_range(lane)
   count = hi - lo
-  i = (lo + jax.random.randint(key, (n,), 0, jnp.maximum(count, 1))) % lane.mover.shape[0]
+  k = lo + jax.random.randint(key, (n,), 0, jnp.maximum(count, 1))  # absolute indices
+  i = k % lane.mover.shape[0]
   index = None if lane.policy_index is None else lane.policy_index[i]
   obs, policy, legal = jax.vmap(lane.codec.decode)(lane.obs[i], lane.policy[i], index, lane.legal[i])
   own = {} if lane.ownership is None else dict(ownership=lane.ownership[i].astype(jnp.float32),
                                                 owned=lane.owned[i].astype(jnp.float32))
   if lane.plies_left is not None:
     own["plies_left"] = lane.plies_left[i].astype(jnp.float32)
+  if lane.last is not None:  # the opponent's reply: the next position, labelled and of the same game
+    j = (i + 1) % lane.mover.shape[0]
+    index = None if lane.policy_index is None else lane.policy_index[j]
+    reply_policy, reply_legal = jax.vmap(lane.codec.decode_policy)(lane.policy[j], index, lane.legal[j])
+    own.update(reply_policy=reply_policy, reply_legal=reply_legal,
+               replied=((k + 1 < hi) & ~lane.last[i]).astype(jnp.float32))
   return Batch(obs=obs, policy=policy, legal=legal, value=lane.value[i],
                weight=jnp.broadcast_to((count > 0).astype(jnp.float32), (n,)), **own)
 

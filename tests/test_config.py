@@ -56,6 +56,7 @@ def test_overrides_parse_types():
     ("selfplay.resign_turns=0", "selfplay.resign_turns"),
     ("selfplay.full_search_fraction=0.5", "selfplay.fast_simulations"),  # no fast search given
     ("network.ownership=1.5", "network.ownership"),  # Go only
+    ("network.opponent_policy=-0.15", "network.opponent_policy"),
     ("search.go_fill_eyes=false", "search.go_fill_eyes"),  # Go only
     ("search.go_eyes=true", "search.go_eyes"),  # Go only
     ("network.liberties=true", "network.liberties"),  # Go only

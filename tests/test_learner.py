@@ -151,3 +151,40 @@ def test_moves_left_head_learns_the_plies_left():
   assert float(losses.moves_left) > 0 and float(losses.total) >= float(losses.value + losses.policy)
   plain = make_network(NetworkConfig(blocks=1, channels=8, value_hidden=8), 10)
   assert plain.apply_heads(*plain.init(jax.random.PRNGKey(1), obs), obs, False)[0].moves_left is None
+
+
+def test_opponent_reply_head_learns_the_reply_where_there_is_one():
+  """`network.opponent_policy`: the head fits the next position's policy (here the move the first plane's first
+  point names) over that position's legal moves, leaves out positions without a reply (a game's last move, a
+  fast search's empty policy), and leaves the main policy's parameters as they were named; without the switch there
+  is no head."""
+  config = NetworkConfig(blocks=1, channels=8, value_hidden=8, opponent_policy=0.15)
+  net = make_network(config, 10)
+  obs = jax.random.bernoulli(jax.random.PRNGKey(0), 0.5, (64, 3, 3, 2))
+  reply = jax.nn.one_hot(jnp.where(obs[:, 0, 0, 0], 3, 7), 10)
+  replied = (jnp.arange(64) < 40).astype(jnp.float32)
+  fast = (jnp.arange(64) >= 56)[:, None]  # replied, but by a fast search: no target
+  wrong = jax.nn.one_hot(jnp.where(obs[:, 0, 0, 0], 7, 3), 10)  # what the left-out rows would teach
+  reply = jnp.where(replied[:, None] > 0, reply, jnp.where(fast, 0.0, wrong))
+  replied = jnp.where(fast[:, 0], 1.0, replied)
+  reply_legal = jnp.ones((64, 10), bool).at[:, 9].set(False)
+  batch = Batch(obs=obs, policy=jnp.full((64, 10), 0.1), legal=jnp.ones((64, 10), bool), value=jnp.zeros(64),
+                weight=jnp.ones(64), reply_policy=reply, reply_legal=reply_legal, replied=replied)
+  train = TrainConfig(learning_rate=0.05)
+  params, bn_state = net.init(jax.random.PRNGKey(1), obs)
+  opt = make_optimizer(train)
+  opt_state = opt.init(params)
+  update = jax.jit(make_update(net, opt, train, opponent_weight=config.opponent_policy))
+  first = None
+  for _ in range(200):
+    params, bn_state, opt_state, losses = update(params, bn_state, opt_state, batch)
+    first = float(losses.opponent) if first is None else first
+  logits = net.apply_heads(params, bn_state, obs, False)[0].opponent_logits
+  assert first > 2.0 and float(losses.opponent) < 0.3, (first, float(losses.opponent))
+  np.testing.assert_array_equal(np.argmax(logits[:40], -1), np.argmax(reply[:40], -1))
+  np.testing.assert_allclose(float(losses.total), float(losses.value + losses.policy + losses.l2
+                                                        + 0.15 * losses.opponent), rtol=1e-5)
+  plain = make_network(NetworkConfig(blocks=1, channels=8, value_hidden=8), 10)
+  plain_params, plain_bn = plain.init(jax.random.PRNGKey(1), obs)
+  assert set(plain_params) < set(params)  # the head adds modules; the others keep their names
+  assert plain.apply_heads(plain_params, plain_bn, obs, False)[0].opponent_logits is None

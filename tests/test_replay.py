@@ -218,3 +218,50 @@ def test_a_finished_game_labels_each_position_with_its_plies_left():
   assert set(batch.plies_left[8:].tolist()) <= {1.0, 2.0, 3.0, 4.0} and batch.plies_left.dtype == jnp.float32
   assert _replay().plies_left is None and replay_lib.sample(_replay(), jax.random.split(jax.random.PRNGKey(0), 2),
                                                             1).plies_left is None
+
+
+def _add_reply(r, t, mover):
+  """Adds position t to the one lane, its policy identifying it: mass t / 10 on move 0, the rest on move 1."""
+  policy = jnp.array([[t / 10, 1 - t / 10, 0.0]])
+  return replay_lib.add(r, jnp.array([[t]]), policy, jnp.array([[True, True, t % 2 == 0]]), jnp.array([mover]))
+
+
+def test_a_sampled_position_comes_with_its_opponents_reply_within_its_game():
+  """With `network.opponent_policy`: the next position's policy and legal moves, also across the ring's wrap;
+  none after a game's last move or where the next position's game is still in play."""
+  r = replay_lib.init(1, 5, jax.ShapeDtypeStruct((1,), jnp.int32), 3, replies=True)
+  ends = {2: [[1.0, -1.0]], 6: [[-1.0, 1.0]]}  # game A: positions 0-2, B: 3-6, C: 7 on
+  for t in range(9):
+    r = _add_reply(r, t, t % 2)
+    if t in ends:
+      r = replay_lib.finish(r, jnp.array([True]), jnp.array(ends[t]))
+  batch = replay_lib.sample(r, jax.random.split(jax.random.PRNGKey(0), 1), 64)
+  seen = {int(t): (float(w), b) for t, w, b in zip(batch.obs[:, 0], batch.replied, range(64))}
+  assert set(seen) == {4, 5, 6}  # the ring holds 4-8; 7 and 8 are game C's, in play
+  for t, (replied, b) in seen.items():
+    assert replied == (1.0 if t != 6 else 0.0)  # 6 made B's last move
+    if replied:
+      np.testing.assert_allclose(batch.reply_policy[b], [(t + 1) / 10, 1 - (t + 1) / 10, 0.0], rtol=1e-6)
+      np.testing.assert_array_equal(batch.reply_legal[b], [True, True, (t + 1) % 2 == 0])
+  assert _replay().last is None and replay_lib.sample(_replay(), jax.random.split(jax.random.PRNGKey(0), 2),
+                                                      1).reply_policy is None
+
+
+def test_the_compact_codec_decodes_a_reply_as_it_stored_it():
+  from azjax import train_step as train_lib
+  program = train_lib.build(azjax.preset("chess", "smoke"))
+  replay = replay_lib.init(1, 4, train_lib._observation(program.env), program.num_actions, program.codec,
+                           replies=True)
+  state = batched_init(program.env)(jax.random.split(jax.random.PRNGKey(0), 1))
+  policies = []
+  for t in range(2):
+    policy = jnp.where(state.legal_action_mask, jnp.arange(program.num_actions) + 1.0, 0.0)
+    policies.append((policy / policy.sum(-1, keepdims=True), state.legal_action_mask))
+    replay = replay_lib.add(replay, state.observation, *policies[-1], state.current_player)
+    state = batched_step(program.env)(state, jnp.argmax(state.legal_action_mask, -1))
+  replay = replay_lib.finish(replay, jnp.array([True]), jnp.zeros((1, 2)))
+  batch = replay_lib.sample(replay, jax.random.split(jax.random.PRNGKey(3), 1), 16)
+  first = np.asarray(batch.replied) == 1.0
+  assert 0 < first.sum() < 16  # the first position has a reply, the second (the game's last) none
+  np.testing.assert_allclose(batch.reply_policy[first], np.repeat(policies[1][0], first.sum(), 0), rtol=1e-6)
+  np.testing.assert_array_equal(batch.reply_legal[first], np.repeat(policies[1][1], first.sum(), 0))

@@ -112,6 +112,18 @@ def test_a_moves_left_run_trains_its_head_on_the_plies_its_games_lasted():
     assert plies[-1] == 1 and all(5 <= plies[i] <= 9 for i in starts), plies
 
 
+def test_an_opponent_policy_run_marks_each_games_last_move_and_trains_the_reply_head():
+  # network.opponent_policy inside the train step: self-play marks the position that ended each game (the moves-left
+  # labels give the games' bounds: 1 ply left), and the reply head's loss is logged and joins the total.
+  state, metrics = _trained("tictactoe", "network.opponent_policy=0.15", "network.moves_left=1")
+  assert float(metrics["opponent_policy_loss"]) > 0 and float(metrics["updates"]) == 1
+  replay = jax.device_get(state.replay)
+  for lane in range(replay.value.shape[0]):
+    n = replay.labelled[lane]
+    np.testing.assert_array_equal(replay.last[lane, :n], replay.plies_left[lane, :n] == 1)
+    assert not replay.last[lane, n:replay.written[lane]].any()  # the game in play has not ended
+
+
 def test_a_q_ratio_run_mixes_its_searches_values_into_its_value_targets():
   # train.q_ratio inside the train step: each labelled position's target is r * q + (1 - r) * z, with q the
   # value its search stored beside it and z its game's outcome (tic-tac-toe: -1, 0 or 1), for every position.
