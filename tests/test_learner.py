@@ -101,28 +101,35 @@ def test_logged_learning_rate_is_the_one_the_optimiser_used():
   np.testing.assert_allclose(lrs, [0.2, 0.02, 0.02, 0.002], rtol=1e-5)  # update k used schedule(k)
 
 
+def _fit_head(config: NetworkConfig, batch: Batch, steps: int, **weights):
+  """(network, params, bn_state, first losses, last losses) after `steps` updates on `batch` at rate 0.05,
+  with `weights` (ownership_weight=...) for the heads `config` builds."""
+  net = make_network(config, batch.policy.shape[-1])
+  train = TrainConfig(learning_rate=0.05)
+  params, bn_state = net.init(jax.random.PRNGKey(1), batch.obs)
+  opt = make_optimizer(train)
+  opt_state = opt.init(params)
+  update = jax.jit(make_update(net, opt, train, **weights))
+  first = None
+  for _ in range(steps):
+    params, bn_state, opt_state, losses = update(params, bn_state, opt_state, batch)
+    first = losses if first is None else first
+  return net, params, bn_state, first, losses
+
+
 def test_ownership_head_learns_its_target_only_where_there_is_one():
   """`network.ownership`: the head fits the final owners of the positions that have them; positions without
   (a resigned game's) do not pull it; without the switch there is no head at all."""
   config = NetworkConfig(blocks=1, channels=8, value_hidden=8, ownership=1.5)
-  net = make_network(config, 10)
   obs = jax.random.bernoulli(jax.random.PRNGKey(0), 0.5, (64, 3, 3, 2))
   target = 2.0 * obs[..., 0].reshape(64, 9) - 1.0  # the owner: a function of the position
   owned = (jnp.arange(64) < 48).astype(jnp.float32)
   target = jnp.where(owned[:, None] > 0, target, -target)  # the rest would teach the opposite
   batch = Batch(obs=obs, policy=jnp.full((64, 10), 0.1), legal=jnp.ones((64, 10), bool), value=jnp.zeros(64),
                 weight=jnp.ones(64), ownership=target, owned=owned)
-  train = TrainConfig(learning_rate=0.05)
-  params, bn_state = net.init(jax.random.PRNGKey(1), obs)
-  opt = make_optimizer(train)
-  opt_state = opt.init(params)
-  update = jax.jit(make_update(net, opt, train, ownership_weight=config.ownership))
-  first = None
-  for _ in range(100):
-    params, bn_state, opt_state, losses = update(params, bn_state, opt_state, batch)
-    first = float(losses.ownership) if first is None else first
+  net, params, bn_state, first, losses = _fit_head(config, batch, 100, ownership_weight=config.ownership)
   own = net.apply_heads(params, bn_state, obs, True)[0].ownership
-  assert first > 0.6 and float(losses.ownership) < 0.2
+  assert float(first.ownership) > 0.6 and float(losses.ownership) < 0.2
   assert np.mean(np.sign(own[:48]) == np.asarray(target[:48])) >= 0.95
   plain = make_network(NetworkConfig(blocks=1, channels=8, value_hidden=8), 10)
   plain_params, plain_bn = plain.init(jax.random.PRNGKey(1), obs)
@@ -134,18 +141,11 @@ def test_moves_left_head_learns_the_plies_left():
   """`network.moves_left`: the head fits each position's plies left (here 20 or 180, by the first plane's
   first point), and its loss joins the total; without the switch there is no head."""
   config = NetworkConfig(blocks=1, channels=8, value_hidden=8, moves_left=1.0)
-  net = make_network(config, 10)
   obs = jax.random.bernoulli(jax.random.PRNGKey(0), 0.5, (64, 3, 3, 2))
   plies = jnp.where(obs[:, 0, 0, 0], 20.0, 180.0)
   batch = Batch(obs=obs, policy=jnp.full((64, 10), 0.1), legal=jnp.ones((64, 10), bool), value=jnp.zeros(64),
                 weight=jnp.ones(64), plies_left=plies)
-  train = TrainConfig(learning_rate=0.05)
-  params, bn_state = net.init(jax.random.PRNGKey(1), obs)
-  opt = make_optimizer(train)
-  opt_state = opt.init(params)
-  update = jax.jit(make_update(net, opt, train, moves_left_weight=config.moves_left))
-  for _ in range(300):
-    params, bn_state, opt_state, losses = update(params, bn_state, opt_state, batch)
+  net, params, bn_state, _, losses = _fit_head(config, batch, 300, moves_left_weight=config.moves_left)
   predicted = np.asarray(net.apply_heads(params, bn_state, obs, False)[0].moves_left)
   assert np.mean(np.abs(predicted - np.asarray(plies))) < 20, predicted
   assert float(losses.moves_left) > 0 and float(losses.total) >= float(losses.value + losses.policy)
@@ -159,7 +159,6 @@ def test_opponent_reply_head_learns_the_reply_where_there_is_one():
   fast search's empty policy), and leaves the main policy's parameters as they were named; without the switch there
   is no head."""
   config = NetworkConfig(blocks=1, channels=8, value_hidden=8, opponent_policy=0.15)
-  net = make_network(config, 10)
   obs = jax.random.bernoulli(jax.random.PRNGKey(0), 0.5, (64, 3, 3, 2))
   reply = jax.nn.one_hot(jnp.where(obs[:, 0, 0, 0], 3, 7), 10)
   replied = (jnp.arange(64) < 40).astype(jnp.float32)
@@ -170,17 +169,9 @@ def test_opponent_reply_head_learns_the_reply_where_there_is_one():
   reply_legal = jnp.ones((64, 10), bool).at[:, 9].set(False)
   batch = Batch(obs=obs, policy=jnp.full((64, 10), 0.1), legal=jnp.ones((64, 10), bool), value=jnp.zeros(64),
                 weight=jnp.ones(64), reply_policy=reply, reply_legal=reply_legal, replied=replied)
-  train = TrainConfig(learning_rate=0.05)
-  params, bn_state = net.init(jax.random.PRNGKey(1), obs)
-  opt = make_optimizer(train)
-  opt_state = opt.init(params)
-  update = jax.jit(make_update(net, opt, train, opponent_weight=config.opponent_policy))
-  first = None
-  for _ in range(200):
-    params, bn_state, opt_state, losses = update(params, bn_state, opt_state, batch)
-    first = float(losses.opponent) if first is None else first
+  net, params, bn_state, first, losses = _fit_head(config, batch, 200, opponent_weight=config.opponent_policy)
   logits = net.apply_heads(params, bn_state, obs, False)[0].opponent_logits
-  assert first > 2.0 and float(losses.opponent) < 0.3, (first, float(losses.opponent))
+  assert float(first.opponent) > 2.0 and float(losses.opponent) < 0.3, (first.opponent, losses.opponent)
   np.testing.assert_array_equal(np.argmax(logits[:40], -1), np.argmax(reply[:40], -1))
   np.testing.assert_allclose(float(losses.total), float(losses.value + losses.policy + losses.l2
                                                         + 0.15 * losses.opponent), rtol=1e-5)
