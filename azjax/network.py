@@ -5,8 +5,8 @@ norm, a policy head over every pgx action and a tanh value head. `f(s) = (p, v)`
 with `v` the expected outcome for the player to move. With `config.ownership` (Go), a 1x1
 convolution of the trunk also predicts who owns each point at the end (KataGo's auxiliary target);
 with `config.moves_left`, a head like the value head predicts the plies left to the end (Lc0's
-moves-left head); with `config.opponent_policy`, a second policy head predicts the opponent's reply (KataGo's
-auxiliary policy target; training reads it, search does not); with `config.global_pooling`, KataGo's global
+moves-left head); with `config.opponent_policy`, the policy head's last layer also predicts the opponent's reply
+(KataGo's auxiliary policy target; training reads it, search does not); with `config.global_pooling`, KataGo's global
 pooling in every block and in the value and moves-left heads; with `config.liberties` (Go), KataGo's liberty
 planes join the input; with `config.attacks` (chess), attack planes.
 Training reads every head through `apply_heads`; search reads the moves left only.
@@ -88,15 +88,17 @@ def make_network(config: NetworkConfig, num_actions: int, axis_name: str | None 
         y = y + hk.Linear(config.channels)(global_pool(y))[:, None, None, :]
       y = _batch_norm(axis_name)(_conv(config.channels, 3)(y), is_training)
       x = jax.nn.relu(x + y)
-
-    def policy_head(x):  # the policy's logits [B, A]
-      if config.policy_head == "planes":  # AlphaZero's chess policy: 73 planes, each move read at its square
-        p = jax.nn.relu(_batch_norm(axis_name)(_conv(config.channels, 3)(x), is_training))
-        p = hk.Conv2D(chess_features.POLICY_PLANES, 1)(p)
-        return p.reshape(p.shape[0], -1)[:, chess_features.policy_index()]
-      # AlphaGo Zero's: 2 planes, then every action from every point
+    # The policy head's logits [B, A], and with `opponent_policy` the opponent's reply's from the same head's last
+    # layer, widened (KataGo: a second output channel of the policy head).
+    outputs = 2 if config.opponent_policy else 1
+    if config.policy_head == "planes":  # AlphaZero's chess policy: 73 planes, each move read at its square
+      p = jax.nn.relu(_batch_norm(axis_name)(_conv(config.channels, 3)(x), is_training))
+      p = hk.Conv2D(chess_features.POLICY_PLANES * outputs, 1)(p)
+      p = p.reshape(*p.shape[:-1], outputs, chess_features.POLICY_PLANES)
+      policies = [p[..., k, :].reshape(p.shape[0], -1)[:, chess_features.policy_index()] for k in range(outputs)]
+    else:  # AlphaGo Zero's: 2 planes, then every action from every point
       p = jax.nn.relu(_batch_norm(axis_name)(_conv(config.policy_channels, 1)(x), is_training))
-      return hk.Linear(num_actions)(p.reshape(p.shape[0], -1))
+      policies = jnp.split(hk.Linear(num_actions * outputs)(p.reshape(p.shape[0], -1)), outputs, axis=-1)
 
     def scalar_head(x):  # the value head's shape, for the value and the moves left: [B], before its squashing
       if config.global_pooling:  # KataGo's value head: pooled channels of a 1x1 convolution
@@ -106,12 +108,10 @@ def make_network(config: NetworkConfig, num_actions: int, axis_name: str | None 
       h = jax.nn.relu(hk.Linear(config.value_hidden)(h))
       return hk.Linear(1)(h)[:, 0]
 
-    logits = policy_head(x)
     value = jnp.tanh(scalar_head(x))
     ownership = hk.Conv2D(1, 1)(x).reshape(x.shape[0], -1) if config.ownership else None
     moves_left = MOVES_LEFT_UNIT * jax.nn.softplus(scalar_head(x)) if config.moves_left else None
-    opponent_logits = policy_head(x) if config.opponent_policy else None  # last: the other heads' names stay put
-    return Heads(logits, value, ownership, moves_left, opponent_logits)
+    return Heads(policies[0], value, ownership, moves_left, policies[1] if config.opponent_policy else None)
 
   transformed = hk.without_apply_rng(hk.transform_with_state(forward))
 

@@ -156,8 +156,7 @@ def test_moves_left_head_learns_the_plies_left():
 def test_opponent_reply_head_learns_the_reply_where_there_is_one():
   """`network.opponent_policy`: the head fits the next position's policy (here the move the first plane's first
   point names) over that position's legal moves, leaves out positions without a reply (a game's last move, a
-  fast search's empty policy), and leaves the main policy's parameters as they were named; without the switch there
-  is no head."""
+  fast search's empty policy); it is the policy head's last layer, twice as wide; without the switch there is none."""
   config = NetworkConfig(blocks=1, channels=8, value_hidden=8, opponent_policy=0.15)
   obs = jax.random.bernoulli(jax.random.PRNGKey(0), 0.5, (64, 3, 3, 2))
   reply = jax.nn.one_hot(jnp.where(obs[:, 0, 0, 0], 3, 7), 10)
@@ -177,5 +176,7 @@ def test_opponent_reply_head_learns_the_reply_where_there_is_one():
                                                         + 0.15 * losses.opponent), rtol=1e-5)
   plain = make_network(NetworkConfig(blocks=1, channels=8, value_hidden=8), 10)
   plain_params, plain_bn = plain.init(jax.random.PRNGKey(1), obs)
-  assert set(plain_params) < set(params)  # the head adds modules; the others keep their names
+  widened = [name for name in params
+             if any(a.shape != b.shape for a, b in zip(jax.tree.leaves(params[name]), jax.tree.leaves(plain_params[name])))]
+  assert set(plain_params) == set(params) and len(widened) == 1  # one layer, the policy's last, is twice as wide
   assert plain.apply_heads(plain_params, plain_bn, obs, False)[0].opponent_logits is None
