@@ -9,7 +9,7 @@ import sys
 GAME = ["game_length_p50", "played_out_length_p50", "end_double_pass", "end_cap", "end_repetition", "end_resignation", "end_win",
         "early_pass_end", "first_player_win"]
 STEP = ["eye_fill_rate", "policy_entropy", "search_kl", "value_std", "value_saturated", "value_loss", "policy_loss", "ownership_loss",
-        "moves_left_loss", "learning_rate"]
+        "moves_left_loss", "opponent_policy_loss", "learning_rate"]
 
 
 def windows(rows, width):
