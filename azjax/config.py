@@ -57,9 +57,9 @@ class NetworkConfig:
   moves_left: float = 0.0
   # KataGo's auxiliary policy target (Wu 2019, arXiv:1902.10565, section 4.3: "auxiliary policy targets"): the
   # policy head's last layer, twice as wide, also predicts the opponent's reply, the search policy of the next
-  # position of the same game; this weight times its cross-entropy joins eq. 1 (KataGo's weight: 0.15). Training
-  # only: search never reads it. Where the reply has no policy target (the game's last move, a fast search) the term leaves the
-  # position out. 0 = no head (the papers).
+  # position of the same game; this weight times its cross-entropy joins eq. 1 (KataGo's weight: 0.15). Search
+  # reads only the policy's half. Where the reply has no policy target (the game's last move, a fast search) the
+  # term leaves the position out. 0 = the papers' policy head.
   opponent_policy: float = 0.0
   # KataGo's global pooling (Wu 2019, arXiv:1902.10565, section 4.2 and appendix A; 1.6x less compute to the
   # same strength): each residual block adds to its first convolution's output a bias computed from that
