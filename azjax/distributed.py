@@ -31,6 +31,10 @@ import jax
 import numpy as np
 
 ENV = {"coordinator": "AZJAX_COORDINATOR", "num_processes": "AZJAX_NUM_PROCESSES", "process_id": "AZJAX_PROCESS_ID"}
+CPU_DEVICES_ENV = "AZJAX_CPU_DEVICES"
+# `--cpu-devices auto` stops here: untried beyond 2 cores, and past a few devices each holds too few games and
+# rows to keep its core busy (the presets' 64 games would be 8 a device).
+MAX_AUTO_CPU_DEVICES = 8
 # A cluster JAX detects by itself, and the variable that says it runs several processes.
 CLUSTERS = {"SLURM": "SLURM_NTASKS", "Open MPI": "OMPI_COMM_WORLD_SIZE", "Cloud TPU": "TPU_WORKER_HOSTNAMES"}
 # A process silent this long is declared dead and the others stop (JAX's default, 100 s, is for
@@ -53,6 +57,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      help="process 0's address, the same on every process; `auto`: JAX detects the topology")
   group.add_argument("--num-processes", type=int, metavar="N", help="how many processes take part")
   group.add_argument("--process-id", type=int, metavar="I", help="this process's index, 0 to N-1")
+  group.add_argument("--cpu-devices", metavar="N|auto",
+                     help="on a machine without an accelerator, split the CPU into N devices that play and train side "
+                          "by side (also AZJAX_CPU_DEVICES); default auto: one a core this process may use, rounded "
+                          f"down to a power of two, at most {MAX_AUTO_CPU_DEVICES}; 1 for one device")
 
 
 def parse_known(argv=None) -> argparse.Namespace:
@@ -99,10 +107,39 @@ def detected_cluster(environ=os.environ) -> str | None:
   return None
 
 
-def initialize(args: argparse.Namespace | None = None, environ=os.environ) -> str:
-  """Joins the other processes (when there are any); returns the line that says where this process stands.
+def cpu_devices(args: argparse.Namespace | None = None, environ=os.environ) -> int | None:
+  """How many devices to split the CPU into (`--cpu-devices`, else AZJAX_CPU_DEVICES, else auto), or None to leave
+  JAX's default: where an accelerator is installed, or XLA_FLAGS already forces a host device count.
 
-  Call before anything touches a device."""
+  Why: one XLA CPU device runs a step's convolutions on about one core; on 2 cores the chess `cpu` preset made 692
+  self-play positions a second on one device and 1,043 on two (docs/results/learning, section 56). The devices
+  share the step as processes do (`selfplay.batch_size` games and `train.batch_size` rows split evenly).
+  Raises ValueError for a value that is not a positive integer or `auto`."""
+  value = getattr(args, "cpu_devices", None) or environ.get(CPU_DEVICES_ENV) or "auto"
+  if "xla_force_host_platform_device_count" in environ.get("XLA_FLAGS", ""):
+    return None
+  if value == "auto":
+    if not ((environ.get("JAX_PLATFORMS") or "").startswith("cpu") or _cpu_only()):
+      return None
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return min(1 << (cores.bit_length() - 1), MAX_AUTO_CPU_DEVICES)
+  if not (str(value).isdigit() and int(value) >= 1):
+    raise ValueError(f"--cpu-devices (or {CPU_DEVICES_ENV}) must be a positive integer or auto, not {value!r}")
+  return int(value)
+
+
+def initialize(args: argparse.Namespace | None = None, environ=os.environ) -> str:
+  """Splits the CPU into devices (`cpu_devices`), joins the other processes (when there are any); returns the
+  line that says where this process stands.
+
+  Call before anything touches a device; a process whose JAX has already started (a notebook, a test) keeps
+  the devices it has."""
+  split = cpu_devices(args, environ)
+  if split is not None:
+    try:
+      jax.config.update("jax_num_cpu_devices", split)
+    except RuntimeError:  # JAX's backend is already up
+      pass
   topo, cluster = topology(args, environ), None
   if topo is None:
     cluster = detected_cluster(environ)

@@ -77,6 +77,39 @@ def test_topology_from_flags_environment_and_clusters():
   assert distributed.detected_cluster({"TPU_WORKER_HOSTNAMES": "a,b"}) == "Cloud TPU"
 
 
+def test_the_cpu_is_split_into_one_device_a_core_unless_told_otherwise(monkeypatch):
+  flag = lambda value=None: argparse.Namespace(cpu_devices=value)
+  cpu = {"JAX_PLATFORMS": "cpu"}
+  for cores, devices in [(1, 1), (2, 2), (3, 2), (6, 4), (64, distributed.MAX_AUTO_CPU_DEVICES)]:
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid, n=cores: set(range(n)))  # taskset's view
+    assert distributed.cpu_devices(flag(), cpu) == devices, cores
+  assert distributed.cpu_devices(flag("3"), cpu) == 3
+  assert distributed.cpu_devices(flag(), {**cpu, "AZJAX_CPU_DEVICES": "1"}) == 1
+  assert distributed.cpu_devices(flag("2"), {**cpu, "AZJAX_CPU_DEVICES": "1"}) == 2  # the flag first
+  # XLA_FLAGS's own count is left alone, and so is a machine with an accelerator, unless asked
+  assert distributed.cpu_devices(flag(), {**cpu, "XLA_FLAGS": "--xla_force_host_platform_device_count=4"}) is None
+  monkeypatch.setattr(distributed, "_cpu_only", lambda: False)
+  assert distributed.cpu_devices(flag(), {}) is None
+  assert distributed.cpu_devices(flag("2"), {}) == 2
+  for bad in ["0", "-1", "two"]:
+    with pytest.raises(ValueError, match="--cpu-devices"):
+      distributed.cpu_devices(flag(bad), cpu)
+
+
+def test_a_run_on_two_cpu_devices_resumes_on_one(tmp_path):
+  run_dir = tmp_path / "run"
+  run = lambda *args: subprocess.run([sys.executable, "-m", "experiments.tictactoe", *ARGS, *args], cwd=ROOT,
+                                     env=xla_env(JAX_PLATFORMS="cpu"), capture_output=True, text=True, timeout=600)
+  r = run("--set", "train.num_steps=2", "--run-dir", str(run_dir), "--cpu-devices", "2")
+  assert r.returncode == 0 and "with 2 of 2 cpu devices" in r.stdout, r.stderr[-2000:]
+  r = run("--set", "train.num_steps=4", "--resume", str(run_dir), "--cpu-devices", "1")
+  assert r.returncode == 0 and "with 1 of 1 cpu devices" in r.stdout, r.stderr[-2000:]
+  assert "trained 4 steps" in r.stdout
+  assert ckpt.steps(run_dir / "checkpoints") == [2, 4]
+  r = run("--cpu-devices", "many", "--run-dir", str(tmp_path / "bad"))
+  assert r.returncode == 2 and "--cpu-devices" in r.stderr
+
+
 def test_a_bad_topology_is_refused_with_exit_2():
   r = subprocess.run([sys.executable, "-m", "experiments.tictactoe", "--preset", "smoke", "--coordinator",
                       "localhost:1", "--num-processes", "2"], cwd=ROOT, capture_output=True, text=True, timeout=300)
