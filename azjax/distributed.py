@@ -168,8 +168,10 @@ def is_main() -> bool:
 
 
 def local(tree):
-  """A replicated tree as arrays this process can use alone (evaluation games on process 0)."""
-  return jax.device_get(tree) if jax.process_count() > 1 else tree
+  """A replicated tree as arrays this process can use alone (evaluation games on process 0): on the host
+  wherever the mesh has several devices, since a game's program cannot mix its arrays on all of them with
+  a checkpoint's restored on one."""
+  return jax.device_get(tree) if jax.device_count() > 1 else tree
 
 
 def from_main(value: bool) -> bool:

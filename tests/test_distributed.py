@@ -1,6 +1,7 @@
 """Many processes (issue 18): 2 processes x 2 CPU devices on localhost, JAX's CPU collectives (gloo)."""
 
 import argparse
+import csv
 import os
 import signal
 import socket
@@ -100,12 +101,16 @@ def test_a_run_on_two_cpu_devices_resumes_on_one(tmp_path):
   run_dir = tmp_path / "run"
   run = lambda *args: subprocess.run([sys.executable, "-m", "experiments.tictactoe", *ARGS, *args], cwd=ROOT,
                                      env=xla_env(JAX_PLATFORMS="cpu"), capture_output=True, text=True, timeout=600)
-  r = run("--set", "train.num_steps=2", "--run-dir", str(run_dir), "--cpu-devices", "2")
+  # evaluated at steps 1 and 2: step 2 also plays step 1's checkpoint, restored on one device
+  r = run("--set", "train.num_steps=2", "--set", "run.eval_every=1", "--run-dir", str(run_dir), "--cpu-devices", "2")
   assert r.returncode == 0 and "with 2 of 2 cpu devices" in r.stdout, r.stderr[-2000:]
+  with (run_dir / "evals.csv").open() as f:
+    assert [(row["step"], row["opponent"]) for row in csv.DictReader(f)] == [("1", "random"), ("2", "random"),
+                                                                              ("2", "step1")]
   r = run("--set", "train.num_steps=4", "--resume", str(run_dir), "--cpu-devices", "1")
   assert r.returncode == 0 and "with 1 of 1 cpu devices" in r.stdout, r.stderr[-2000:]
   assert "trained 4 steps" in r.stdout
-  assert ckpt.steps(run_dir / "checkpoints") == [2, 4]
+  assert ckpt.steps(run_dir / "checkpoints")[-1] == 4
   r = run("--cpu-devices", "many", "--run-dir", str(tmp_path / "bad"))
   assert r.returncode == 2 and "--cpu-devices" in r.stderr
 
