@@ -125,7 +125,7 @@ _CPU = {
     "othello": (2, 32, 16, 64, 16384, 256, 4, 1500, 0.02),
     "go9": (2, 32, 16, 64, 32768, 256, 4, 5300, 0.02),
     "go": (2, 32, 16, 16, 32768, 256, 4, 1500, 0.02),
-    "chess": (2, 32, 16, 64, 32768, 256, 16, 800, 0.002),
+    "chess": (2, 32, 16, 64, 32768, 256, 16, 1800, 0.002),
     "shogi": (2, 32, 16, 64, 32768, 256, 4, 300, 0.002),
 }
 
@@ -174,8 +174,15 @@ _CPU_LIBERTIES = ("go9",)
 # two seeds of section 24 continued from step 1200 at the same constant rate beat their step 1200 41-23 and 38-26
 # and gained 9 points against GNU Go (section 25). Chess, playing at 32 simulations (_CPU_PLAY_SIMULATIONS), every
 # 200: games at 32 cost about twice those at 16 (128 against random: 9-13 minutes against 5-6; docs/results/learning,
-# section 38), so four evaluations cost what eight did. Elsewhere an evaluation every 100 steps.
-_CPU_EVAL_EVERY = {"go9": 400, "chess": 200}
+# section 38), so four evaluations cost what eight did; every 400 since it trains 1800 steps. Elsewhere an evaluation
+# every 100 steps.
+_CPU_EVAL_EVERY = {"go9": 400, "chess": 400}
+
+# Chess trains for 1800 steps: on the 2 cores the CLI now splits into two devices (`--cpu-devices auto`), the preset
+# made 1,880 steps in 110 minutes with four evaluations (20 Stockfish games each) where one core had taken 88 minutes
+# for 800, and its step-1880 network beat the same seed's 800-step preset network 28-2-2 (0.906, 0.765-0.960) over
+# 32 games; against Stockfish skill 0, depth 1, still 1 of 20 (docs/results/learning, section 56; one seed).
+# `--set train.num_steps=800 --set run.eval_every=200` is the preset before.
 
 # AlphaZero's tenfold learning-rate drop ([AZ]: 0.2 to 0.02 and on; train.lr_boundaries counts updates), once, late:
 # at update 12,800, step 3209 of go9's 5300 (updates start at step 9, when the replay first holds a batch): 61% of
