@@ -117,7 +117,11 @@ def _small(game: str) -> Config:
 # minutes), and lost to GNU Go by as much: it stays at 4 (section 20). Shogi plateaus at 0.73-0.91 against
 # random from step 50 on, at 4 updates a step or 16 (section 9), so its run is 300 steps: about 50 minutes of
 # training on one core and 45 of evaluation (shogi_pcr's 10 s a step and ~15 minutes an evaluation), where 1500
-# steps would take about 8 hours.
+# steps would take about 8 hours. Chess trains for 1800 steps: on the 2 cores the CLI splits into two devices
+# (`--cpu-devices auto`) the preset made 1,880 steps in 110 minutes with four evaluations (20 Stockfish games each),
+# where one core had taken 88 minutes for 800, and its step-1880 network beat the same seed's 800-step preset network
+# 28-2-2 (0.906, 0.765-0.960) over 32 games; against Stockfish skill 0, depth 1, still 1 of 20 (section 56; one
+# seed). `--set train.num_steps=800 --set run.eval_every=200` is the preset before.
 _CPU = {
     # game: (blocks, channels, simulations, games, window, train batch, updates, steps, learning rate)
     "tictactoe": (2, 32, 32, 128, 16384, 256, 8, 150, 0.1),
@@ -177,12 +181,6 @@ _CPU_LIBERTIES = ("go9",)
 # section 38), so four evaluations cost what eight did; every 400 since it trains 1800 steps. Elsewhere an evaluation
 # every 100 steps.
 _CPU_EVAL_EVERY = {"go9": 400, "chess": 400}
-
-# Chess trains for 1800 steps: on the 2 cores the CLI now splits into two devices (`--cpu-devices auto`), the preset
-# made 1,880 steps in 110 minutes with four evaluations (20 Stockfish games each) where one core had taken 88 minutes
-# for 800, and its step-1880 network beat the same seed's 800-step preset network 28-2-2 (0.906, 0.765-0.960) over
-# 32 games; against Stockfish skill 0, depth 1, still 1 of 20 (docs/results/learning, section 56; one seed).
-# `--set train.num_steps=800 --set run.eval_every=200` is the preset before.
 
 # AlphaZero's tenfold learning-rate drop ([AZ]: 0.2 to 0.02 and on; train.lr_boundaries counts updates), once, late:
 # at update 12,800, step 3209 of go9's 5300 (updates start at step 9, when the replay first holds a batch): 61% of
