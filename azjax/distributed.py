@@ -119,7 +119,7 @@ def cpu_devices(args: argparse.Namespace | None = None, environ=os.environ) -> i
   if "xla_force_host_platform_device_count" in environ.get("XLA_FLAGS", ""):
     return None
   if value == "auto":
-    if not ((environ.get("JAX_PLATFORMS") or "").startswith("cpu") or _cpu_only()):
+    if not _cpu_platform(environ):
       return None
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     return min(1 << (cores.bit_length() - 1), MAX_AUTO_CPU_DEVICES)
@@ -144,7 +144,7 @@ def initialize(args: argparse.Namespace | None = None, environ=os.environ) -> st
   if topo is None:
     cluster = detected_cluster(environ)
   if topo is not None or cluster is not None:
-    if (environ.get("JAX_PLATFORMS") or "").startswith("cpu") or _cpu_only():
+    if _cpu_platform(environ):
       jax.config.update("jax_cpu_collectives_implementation", "gloo")  # CPU collectives across processes
     kwargs = dict(heartbeat_timeout_seconds=HEARTBEAT_TIMEOUT_S, shutdown_timeout_seconds=SHUTDOWN_TIMEOUT_S)
     if topo is not None and topo.coordinator is not None:
@@ -154,6 +154,11 @@ def initialize(args: argparse.Namespace | None = None, environ=os.environ) -> st
   how = f"({cluster}, detected) " if cluster else "(detected) " if topo and topo.coordinator is None else ""
   return (f"process {jax.process_index()} of {jax.process_count()} {how}with {jax.local_device_count()} of "
           f"{jax.device_count()} {jax.devices()[0].platform} devices")
+
+
+def _cpu_platform(environ) -> bool:
+  """JAX will run on the CPU: JAX_PLATFORMS says so, or no accelerator plugin is installed."""
+  return (environ.get("JAX_PLATFORMS") or "").startswith("cpu") or _cpu_only()
 
 
 def _cpu_only() -> bool:

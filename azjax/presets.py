@@ -177,9 +177,8 @@ _CPU_LIBERTIES = ("go9",)
 # lost by -17.2 to -21.3 (21-27 wins; docs/results/learning, sections 33, 48, 49). Before that, 2650 steps: the
 # two seeds of section 24 continued from step 1200 at the same constant rate beat their step 1200 41-23 and 38-26
 # and gained 9 points against GNU Go (section 25). Chess, playing at 32 simulations (_CPU_PLAY_SIMULATIONS), every
-# 200: games at 32 cost about twice those at 16 (128 against random: 9-13 minutes against 5-6; docs/results/learning,
-# section 38), so four evaluations cost what eight did; every 400 since it trains 1800 steps. Elsewhere an evaluation
-# every 100 steps.
+# 400 (200 while it trained 800 steps): games at 32 cost about twice those at 16 (128 against random: 9-13 minutes
+# against 5-6; docs/results/learning, section 38). Elsewhere an evaluation every 100 steps.
 _CPU_EVAL_EVERY = {"go9": 400, "chess": 400}
 
 # AlphaZero's tenfold learning-rate drop ([AZ]: 0.2 to 0.02 and on; train.lr_boundaries counts updates), once, late:
