@@ -20,6 +20,7 @@ INFERENCE_DTYPES = ("float32", "bfloat16")
 GO_PASS_RULES = ("pgx", "eyes")  # rules.py
 GO_EYE_RULES = ("simple", "true")  # rules.own_eyes
 UPDATE_LOOPS = ("auto", "scan", "unrolled")
+ADJUDICATE_SCORES = ("margin", "logistic")  # selfplay.adjudicate_score
 POLICY_HEADS = ("flat", "planes")
 COMPACT_TREES = ("auto", "on", "off")  # search.tree_width
 ENGINE_GAMES = ("go9", "go", "chess", "shogi")  # the games a real engine plays (engines.match.OPPONENTS)
@@ -192,6 +193,12 @@ class SelfPlayConfig:
   # Measured on chess's cpu preset (cap 160, margin 3; docs/results/learning): alone no gain (section 35); with
   # network.attacks a clear one (section 36), so the chess cpu preset has both.
   adjudicate_material: int = 0
+  # How an adjudicated game scores: "margin" (Zeta36, above) a win for the side ahead by adjudicate_material points,
+  # else a draw; "logistic" the expected score of the material lead, 1 / (1 + 10^(-lead/4)) for the side ahead
+  # (Fischer and Kannan 2007, from 405,460 computer games: chessprogramming.org, "Pawn Advantage, Win Percentage,
+  # and Elo"; rules.PAWNS_PER_DECADE), as an outcome in [-1, 1]: +-0.28 a pawn up, +-0.70 a piece, +-0.99 a queen.
+  # Every capped game then labels its values with how much material each side keeps, not only leads of the margin.
+  adjudicate_score: str = "margin"
   # Playout-cap randomisation (KataGo: Wu 2019, arXiv:1902.10565, section 3.1): each ply is searched in full
   # with this probability and its positions train the policy and the value; otherwise every game gets a
   # search of `fast_simulations` without root noise, plays its move, and trains the value only. One coin per
@@ -453,6 +460,10 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
          f"one of {', '.join(UPDATE_LOOPS)}")
   _check(c.network.inference_dtype in INFERENCE_DTYPES, "network.inference_dtype", c.network.inference_dtype,
          f"one of {', '.join(INFERENCE_DTYPES)}")
+  _check(c.selfplay.adjudicate_score in ADJUDICATE_SCORES, "selfplay.adjudicate_score", c.selfplay.adjudicate_score,
+         f"one of {', '.join(ADJUDICATE_SCORES)}")
+  _check(c.selfplay.adjudicate_score == "margin" or c.selfplay.adjudicate_material > 0, "selfplay.adjudicate_score",
+         c.selfplay.adjudicate_score, "margin unless selfplay.adjudicate_material > 0 turns adjudication on")
   for name in ("network.blocks", "network.channels", "network.value_hidden", "network.policy_channels",
                "search.num_simulations", "selfplay.batch_size", "selfplay.chunk_plies", "replay.window",
                "train.batch_size", "train.num_steps", "run.log_every", "run.checkpoint_every",

@@ -285,7 +285,8 @@ def play_ply(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Ac
   rewards = jnp.where(resigned[:, None], 1.0 - 2.0 * jax.nn.one_hot(mover_id, 2), rewards)
   if config.adjudicate_material:  # chess only (config.validate): the cap scored by material instead
     at_cap = (capped | state.truncated) & ~state.terminated & ~resigned
-    rewards = jnp.where(at_cap[:, None], rules.adjudicated_rewards(state, config.adjudicate_material), rewards)
+    adjudicated = rules.adjudicated_rewards(state, config.adjudicate_material, config.adjudicate_score)
+    rewards = jnp.where(at_cap[:, None], adjudicated, rewards)
   ownership = owned = None
   if replay.ownership is not None:  # KataGo's ownership target: the final board of a game that really ended
     ownership, owned = rules.final_ownership(state, rules.GO_SIZES[game]), state.terminated & ~resigned

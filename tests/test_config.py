@@ -64,6 +64,8 @@ def test_overrides_parse_types():
     ("network.policy_head=planes", "network.policy_head"),  # chess only
     ("selfplay.adjudicate_material=3", "selfplay.adjudicate_material"),  # chess only
     ("selfplay.adjudicate_material=-3", "selfplay.adjudicate_material"),
+    ("selfplay.adjudicate_score=soft", "selfplay.adjudicate_score"),
+    ("selfplay.adjudicate_score=logistic", "selfplay.adjudicate_score"),  # adjudication is off
     ("search.twofold_draw=true", "search.twofold_draw"),  # chess only
     ("network.policy_head=conv", "network.policy_head"),
     ("run.eval_engine_games=2", "run.eval_engine_games"),  # no engine plays tic-tac-toe

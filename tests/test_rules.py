@@ -201,3 +201,10 @@ def test_adjudicated_rewards_give_the_game_to_the_side_ahead_by_the_margin():
     rewards = np.asarray(rules.adjudicated_rewards(state, margin))
     np.testing.assert_array_equal(rewards[np.arange(3), white], white_wins)
     np.testing.assert_array_equal(rewards.sum(-1), 0)
+  # Fischer and Kannan's expected score: 1 / (1 + 10^(-lead/4)) for the side ahead, as an outcome 2 score - 1,
+  # whatever the margin.
+  rewards = np.asarray(rules.adjudicated_rewards(state, 15, "logistic"))
+  score = 1.0 / (1.0 + 10.0 ** (-np.array([14.0, 14.0, -2.0]) / 4.0))
+  np.testing.assert_allclose(rewards[np.arange(3), white], 2.0 * score - 1.0, rtol=1e-5)
+  np.testing.assert_allclose(rewards[2, white[2]], -0.52, atol=0.01)  # two pawns down: a 24% score
+  np.testing.assert_allclose(rewards.sum(-1), 0, atol=1e-6)

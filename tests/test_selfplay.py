@@ -352,10 +352,12 @@ def test_with_resign_turns_a_player_resigns_only_after_that_many_of_its_own_move
         assert float(actors.low_value[g, mover[g]]) == pytest.approx(values[g, mover[g]].max(), abs=1e-5)
 
 
-@pytest.mark.parametrize("margin, black_value", [(9, -1.0), (15, 0.0)])
-def test_a_chess_game_at_the_length_cap_is_scored_by_material_when_adjudicated(margin, black_value):
+@pytest.mark.parametrize("margin, score, black_value", [(9, "margin", -1.0), (15, "margin", 0.0),
+                                                        (15, "logistic", 2 / (1 + 10 ** (14 / 4)) - 1)])
+def test_a_chess_game_at_the_length_cap_is_scored_by_material_when_adjudicated(margin, score, black_value):
   """Black, a queen and a rook down, makes the cap's last move: with adjudication at a margin of 9 the game is
-  white's, and black's position trains towards -1; at 15 it stays a draw."""
+  white's, and black's position trains towards -1; at 15 it stays a draw; scored by the lead's expected score
+  (logistic), black's outcome is -0.9994, an expected score of 0.0003."""
   from azjax.engines import pgx_private
   env = make_env("chess")
   net = make_network(NetworkConfig(blocks=1, channels=8, value_hidden=16), env.num_actions)
@@ -366,11 +368,11 @@ def test_a_chess_game_at_the_length_cap_is_scored_by_material_when_adjudicated(m
   variables = net.init(jax.random.PRNGKey(1), actors.env.observation)
   obs = actors.env.observation
   replay = replay_lib.init(2, 8, jax.ShapeDtypeStruct(obs.shape[1:], obs.dtype), env.num_actions)
-  config = SelfPlayConfig(max_plies=60, adjudicate_material=margin)
+  config = SelfPlayConfig(max_plies=60, adjudicate_material=margin, adjudicate_score=score)
   ply = jax.jit(lambda a, r, k: selfplay.play_ply(env, search, config, variables, a, r, k, "chess"))
   _, replay, outcome, _ = ply(actors, replay, jax.random.PRNGKey(2))
   black = int(root.current_player)
   assert np.all(outcome.done) and np.all(outcome.ending == rules.ENDINGS.index("cap"))
-  np.testing.assert_array_equal(outcome.rewards[:, black], black_value)
-  np.testing.assert_array_equal(outcome.rewards[:, 1 - black], -black_value)
-  np.testing.assert_array_equal(replay.value[:, 0], black_value)  # black's position, the only one written
+  np.testing.assert_allclose(outcome.rewards[:, black], black_value, rtol=1e-5)
+  np.testing.assert_allclose(outcome.rewards[:, 1 - black], -black_value, rtol=1e-5)
+  np.testing.assert_allclose(replay.value[:, 0], black_value, rtol=1e-5)  # black's position, the only one written
