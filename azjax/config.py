@@ -79,6 +79,14 @@ class NetworkConfig:
   # (chess_features.py; Giraffe's attack and defend maps, Lai 2015, arXiv:1509.01549). Computed from the
   # observation inside the network, as the liberties are. False = the papers' input.
   attacks: bool = False
+  # Chess and Go only: how many positions of the observation's history the network reads, the current one first
+  # (AlphaZero and AlphaGo Zero: T = 8, "the last 8 positions"; [AZ] Methods "Representation", [AGZ] Methods "Neural
+  # network architecture"). Fewer drops the older positions' planes before the first convolution and keeps the
+  # constant planes (chess: colour, move count, castling, no-progress count; Go: colour). The papers give the history
+  # to see repetitions (chess, shogi) and ko (Go); pgx's legal moves and its repetition planes of the current position
+  # keep both rules with 1. The first convolution of a 2x32 chess network reads 119 + 4 planes, about as many FLOPs
+  # as its whole trunk. 8 = the papers.
+  history: int = 8
   # The policy head. "flat": AlphaGo Zero's, a 1x1 convolution of policy_channels filters and a fully connected
   # layer to every action (Go's in every paper). "planes" (chess only): AlphaZero's chess policy, a rectified,
   # batch-normalised 3x3 convolution of `channels` filters, then a 1x1 convolution to 73 planes per square, each
@@ -466,6 +474,9 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
          f"one of {', '.join(ADJUDICATE_SCORES)}")
   _check(c.selfplay.adjudicate_score == "margin" or c.selfplay.adjudicate_material > 0, "selfplay.adjudicate_score",
          c.selfplay.adjudicate_score, "margin unless selfplay.adjudicate_material > 0 turns adjudication on")
+  _check(1 <= c.network.history <= 8, "network.history", c.network.history, "must lie in [1, 8]; 8 = the papers")
+  _check(c.network.history == 8 or c.game in ("chess", "go9", "go"), "network.history", c.network.history,
+         f"8 for {c.game}: only chess's and Go's observations hold a history")
   for name in ("network.blocks", "network.channels", "network.value_hidden", "network.policy_channels",
                "search.num_simulations", "selfplay.batch_size", "selfplay.chunk_plies", "replay.window",
                "train.batch_size", "train.num_steps", "run.log_every", "run.checkpoint_every",

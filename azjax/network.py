@@ -8,7 +8,8 @@ with `config.moves_left`, a head like the value head predicts the plies left to 
 moves-left head); with `config.opponent_policy`, the policy head's last layer also predicts the opponent's reply
 (KataGo's auxiliary policy target; training reads it, search does not); with `config.global_pooling`, KataGo's global
 pooling in every block and in the value and moves-left heads; with `config.liberties` (Go), KataGo's liberty
-planes join the input; with `config.attacks` (chess), attack planes.
+planes join the input; with `config.attacks` (chess), attack planes; with `config.history` below 8 (chess, Go), the
+older positions' planes leave it.
 Training reads every head through `apply_heads`; search reads the moves left only.
 """
 
@@ -50,6 +51,20 @@ class Network(NamedTuple):
   apply_heads: callable
 
 
+# The history in pgx's observations, by their channel count: chess holds 8 positions of 14 planes (the current first),
+# then 7 constant planes; Go 8 of 2 (the mover's stones, the opponent's), then 1 (the colour).
+_HISTORY_LAYOUT = {119: (14, 7), 17: (2, 1)}
+
+
+def recent_history(obs: jax.Array, positions: int) -> jax.Array:
+  """[..., C] -> the planes of the observation's `positions` most recent positions, then its constant planes
+  (`NetworkConfig.history`); all of them at 8."""
+  if positions == 8:
+    return obs
+  per_position, constant = _HISTORY_LAYOUT[obs.shape[-1]]
+  return jnp.concatenate([obs[..., :per_position * positions], obs[..., -constant:]], axis=-1)
+
+
 def _batch_norm(axis_name):
   # Momentum as in the TF/Keras default the paper's stack used; statistics are
   # averaged over the device axis when training sharded so every device
@@ -76,11 +91,12 @@ def make_network(config: NetworkConfig, num_actions: int, axis_name: str | None 
   Parameters are always created and kept in float32."""
 
   def forward(obs, is_training):
-    x = obs if jnp.issubdtype(obs.dtype, jnp.floating) else obs.astype(jnp.float32)
+    obs = obs if jnp.issubdtype(obs.dtype, jnp.floating) else obs.astype(jnp.float32)
+    x = recent_history(obs, config.history)
     if config.liberties:  # Go: KataGo's liberty planes beside pgx's
-      x = jnp.concatenate([x, rules.go_liberty_planes(x).astype(x.dtype)], axis=-1)
+      x = jnp.concatenate([x, rules.go_liberty_planes(obs).astype(x.dtype)], axis=-1)
     if config.attacks:  # chess: Giraffe's attack and defend maps
-      x = jnp.concatenate([x, chess_features.attack_planes(x).astype(x.dtype)], axis=-1)
+      x = jnp.concatenate([x, chess_features.attack_planes(obs).astype(x.dtype)], axis=-1)
     x = jax.nn.relu(_batch_norm(axis_name)(_conv(config.channels, 3)(x), is_training))
     for _ in range(config.blocks):
       y = jax.nn.relu(_batch_norm(axis_name)(_conv(config.channels, 3)(x), is_training))

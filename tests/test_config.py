@@ -67,6 +67,8 @@ def test_overrides_parse_types():
     ("selfplay.adjudicate_score=soft", "selfplay.adjudicate_score"),
     ("selfplay.adjudicate_score=logistic", "selfplay.adjudicate_score"),  # adjudication is off
     ("search.twofold_draw=true", "search.twofold_draw"),  # chess only
+    ("network.history=1", "network.history"),  # chess and Go only: tic-tac-toe's observation has no history
+    ("network.history=0", "network.history"),
     ("network.policy_head=conv", "network.policy_head"),
     ("run.eval_engine_games=2", "run.eval_engine_games"),  # no engine plays tic-tac-toe
     ("run.eval_engine_games=-1", "run.eval_engine_games"),

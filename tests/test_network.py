@@ -116,3 +116,32 @@ def test_liberty_planes_carry_a_chains_liberties_along_it_in_one_block():
     own = lambda o: net.apply_heads(params, bn_state, o, False)[0].ownership.reshape(-1, 9, 9)
     near[liberties] = float(jnp.max(jnp.abs(own(moved)[:, :2, :3] - own(obs)[:, :2, :3])))
   assert near[False] == 0.0 and near[True] > 1e-4
+
+
+@pytest.mark.parametrize("game, planes", [("chess", 14 + 7 + 4), ("go9", 2 + 1)])
+def test_a_shorter_history_reads_the_current_position_and_the_constant_planes_only(game, planes):
+  """`network.history=1`: the stem reads the current position's planes and the constant ones (with chess's attack
+  planes); changing an older position's planes changes nothing, changing the current one's or a constant plane does."""
+  env = make_env(game)
+  state = batched_init(env)(jax.random.split(jax.random.PRNGKey(0), 4))
+  for t in range(6):  # random play: the history holds earlier positions that differ from the current one
+    legal = state.legal_action_mask.astype(jnp.float32)
+    state = batched_step(env)(state, jax.random.categorical(jax.random.PRNGKey(t), jnp.log(legal)))
+  obs = state.observation.astype(jnp.float32)
+  channels = obs.shape[-1]
+  per_position = (channels - 7) // 8 if game == "chess" else 2
+  net = make_network(NetworkConfig(blocks=1, channels=8, value_hidden=8, history=1, attacks=game == "chess"),
+                     env.num_actions)
+  params, bn_state = net.init(jax.random.PRNGKey(1), obs)
+  stem = [v["w"] for k, v in params.items() if k.endswith("conv2_d")][0]
+  assert stem.shape[2] == planes
+  out = lambda o: net.apply(params, bn_state, o, False)[0][1]
+  flip = lambda o, c: o.at[..., c].set(1.0 - o[..., c])
+  np.testing.assert_array_equal(out(obs), out(obs.at[..., per_position:8 * per_position].set(1.0)))
+  assert any(not np.array_equal(out(obs), out(flip(obs, c))) for c in range(per_position))  # the current position
+  assert not np.array_equal(out(obs), out(flip(obs, channels - 1)))  # a constant plane (chess: no-progress; Go: colour)
+  # The papers' eight positions read the older planes.
+  full = make_network(NetworkConfig(blocks=1, channels=8, value_hidden=8), env.num_actions)
+  fparams, fbn = full.init(jax.random.PRNGKey(1), obs)
+  fout = lambda o: full.apply(fparams, fbn, o, False)[0][1]
+  assert not np.array_equal(fout(obs), fout(obs.at[..., per_position:8 * per_position].set(1.0)))
