@@ -85,7 +85,9 @@ class NetworkConfig:
   # constant planes (chess: colour, move count, castling, no-progress count; Go: colour). The papers give the history
   # to see repetitions (chess, shogi) and ko (Go); pgx's legal moves and its repetition planes of the current position
   # keep both rules with 1. The first convolution of a 2x32 chess network reads 119 + 4 planes, about as many FLOPs
-  # as its whole trunk. 8 = the papers.
+  # as its whole trunk: with 1, a step of the chess cpu preset costs 0.78 of its time, but its network lost to the
+  # preset's at equal steps (0.281) and did not beat it at equal time (0.406; docs/results/learning, section 58).
+  # 8 = the papers.
   history: int = 8
   # The policy head. "flat": AlphaGo Zero's, a 1x1 convolution of policy_channels filters and a fully connected
   # layer to every action (Go's in every paper). "planes" (chess only): AlphaZero's chess policy, a rectified,
