@@ -87,7 +87,7 @@ class NetworkConfig:
   # keep both rules with 1. The first convolution of a 2x32 chess network reads 119 + 4 planes, about as many FLOPs
   # as its whole trunk: with 1, a step of the chess cpu preset costs 0.78 of its time, but its network lost to the
   # preset's at equal steps (0.266) and did not beat it at equal time (0.430); with 2 (the position before shows
-  # what just moved) it beat the preset 0.617 at equal steps, one seed so far (docs/results/learning, section 58).
+  # what just moved) it beat the preset 0.629 at equal steps, one seed so far (docs/results/learning, section 58).
   # 8 = the papers.
   history: int = 8
   # The policy head. "flat": AlphaGo Zero's, a 1x1 convolution of policy_channels filters and a fully connected
