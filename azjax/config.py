@@ -466,7 +466,9 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
                ("network.policy_head", c.network.policy_head, c.network.policy_head != "flat", chess),
                ("selfplay.adjudicate_material", c.selfplay.adjudicate_material, c.selfplay.adjudicate_material,
                 chess),
-               ("search.twofold_draw", c.search.twofold_draw, c.search.twofold_draw, chess))
+               ("search.twofold_draw", c.search.twofold_draw, c.search.twofold_draw, chess),
+               ("network.history", c.network.history, c.network.history != 8,  # only their observations hold one
+                ("chess and Go", chess[1] + go[1])))
   for name, value, set_, (label, games) in game_only:
     _check(not set_ or c.game in games, name, value, f"only for {label}, not {c.game}")
   _check(c.train.update_loop in UPDATE_LOOPS, "train.update_loop", c.train.update_loop,
@@ -478,8 +480,6 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
   _check(c.selfplay.adjudicate_score == "margin" or c.selfplay.adjudicate_material > 0, "selfplay.adjudicate_score",
          c.selfplay.adjudicate_score, "margin unless selfplay.adjudicate_material > 0 turns adjudication on")
   _check(1 <= c.network.history <= 8, "network.history", c.network.history, "must lie in [1, 8]; 8 = the papers")
-  _check(c.network.history == 8 or c.game in ("chess", "go9", "go"), "network.history", c.network.history,
-         f"8 for {c.game}: only chess's and Go's observations hold a history")
   for name in ("network.blocks", "network.channels", "network.value_hidden", "network.policy_channels",
                "search.num_simulations", "selfplay.batch_size", "selfplay.chunk_plies", "replay.window",
                "train.batch_size", "train.num_steps", "run.log_every", "run.checkpoint_every",

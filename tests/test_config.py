@@ -94,6 +94,12 @@ def test_bad_overrides_name_the_field(override, field):
   assert field in str(e.value)
 
 
+@pytest.mark.parametrize("history", [0, 9])
+def test_a_history_outside_the_observations_eight_positions_names_the_field(history):
+  with pytest.raises(ConfigError, match=r"network.history.*\[1, 8\]"):
+    apply_overrides(azjax.preset("chess", "smoke"), [f"network.history={history}"])
+
+
 def test_batch_must_divide_over_devices():
   config = azjax.preset("tictactoe", "smoke")  # 8 games
   validate(config, 4)
