@@ -87,8 +87,8 @@ class NetworkConfig:
   # keep both rules with 1. The first convolution of a 2x32 chess network reads 119 + 4 planes, about as many FLOPs
   # as its whole trunk: with 1, a step of the chess cpu preset costs 0.78 of its time, but its network lost to the
   # preset's at equal steps (0.266) and did not beat it at equal time (0.430); with 2 (the position before shows
-  # what just moved) it beat the preset 0.629 at equal steps, one seed so far (docs/results/learning, section 58).
-  # 8 = the papers.
+  # what just moved) it beat the eight positions 0.629 and 0.605 at equal steps on two seeds, and the chess cpu
+  # preset reads 2 (presets.py; docs/results/learning, sections 58-59). 8 = the papers.
   history: int = 8
   # The policy head. "flat": AlphaGo Zero's, a 1x1 convolution of policy_channels filters and a fully connected
   # layer to every action (Go's in every paper). "planes" (chess only): AlphaZero's chess policy, a rectified,

@@ -265,6 +265,15 @@ _CPU_PLAY_SIMULATIONS = {"chess": 32}
 # the preset before the attack planes it gained nothing (section 19). `--set train.q_ratio=0` for the outcome alone.
 _CPU_Q_RATIO = {"chess": 0.5}
 
+# Chess reads two positions, the current one and the one before (network.history; the papers' T = 8, [AZ] Methods
+# "Representation"): the position before shows what just moved, and the six before that are, for a 2x32 network,
+# inputs to learn to ignore. Paired with this preset at eight on two seeds, step 400, 128 games each at 32
+# simulations a side: 46-69-13, 0.629 (0.570-0.680) on seed 0 and 44-67-17, 0.605 (0.545-0.660) on seed 1; its prior
+# hangs material in quiet positions 0.035 of the time against 0.060; a step costs 0.77 of the time (the stem reads
+# 39 planes instead of 123). The current position alone lost 0.266 at equal steps and 0.430 at equal time
+# (docs/results/learning, sections 58-59). `--set network.history=8` for the papers' input.
+_CPU_HISTORY = {"chess": 2}
+
 
 def _cpu(game: str) -> Config:
   blocks, channels, sims, games, window, batch, updates, steps, lr = _CPU[game]
@@ -273,7 +282,7 @@ def _cpu(game: str) -> Config:
       network=NetworkConfig(blocks=blocks, channels=channels, value_hidden=channels * 2,
                             ownership=_CPU_OWNERSHIP.get(game, 0.0), global_pooling=game in _CPU_GLOBAL_POOLING,
                             liberties=game in _CPU_LIBERTIES, attacks=game in _CPU_ATTACKS,
-                            policy_head=_CPU_POLICY_HEAD.get(game, "flat")),
+                            policy_head=_CPU_POLICY_HEAD.get(game, "flat"), history=_CPU_HISTORY.get(game, 8)),
       search=SearchConfig(**dict(PAPER_SEARCH, algorithm="gumbel", num_simulations=sims,
                                  play_simulations=_CPU_PLAY_SIMULATIONS.get(game, 0),
                                  go_pass=_GO_PASS.get(game, "pgx"), discount=_CPU_DISCOUNT.get(game, 1.0),

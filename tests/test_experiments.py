@@ -64,8 +64,8 @@ def test_smoke_run_then_resume_from_the_command_line(tmp_path):
 
 
 # The cpu preset's switches that change what a step computes, read from the preset so that the test follows it.
-_CPU_SWITCHES = ("network.policy_head", "network.attacks", "selfplay.max_plies", "selfplay.adjudicate_material",
-                 "train.q_ratio")
+_CPU_SWITCHES = ("network.policy_head", "network.attacks", "network.history", "selfplay.max_plies",
+                 "selfplay.adjudicate_material", "train.q_ratio")
 
 
 @pytest.mark.parametrize("game, search, extra", [("othello", "puct", ()), ("go9", "puct", ()), ("go9", "gumbel", ()),
@@ -73,8 +73,8 @@ _CPU_SWITCHES = ("network.policy_head", "network.attacks", "selfplay.max_plies",
                                                  ("chess", "gumbel", _CPU_SWITCHES)])
 def test_smoke_preset_trains(game, search, extra):
   """Every game's smoke preset compiles and takes real steps (tic-tac-toe and connect four run whole elsewhere);
-  chess also with its cpu preset's switches (AlphaZero's policy planes, the attack planes, material adjudication,
-  Lc0's q_ratio)."""
+  chess also with its cpu preset's switches (AlphaZero's policy planes, the attack planes, two positions of
+  history, material adjudication, Lc0's q_ratio)."""
   import jax
   import numpy as np
   cpu = azjax.preset(game, "cpu")
