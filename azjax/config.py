@@ -38,6 +38,11 @@ def _section(cls):
   return dataclasses.dataclass(frozen=True, kw_only=True)(cls)
 
 
+# The positions a chess or Go observation holds, the current one first: AlphaZero's and AlphaGo Zero's T = 8
+# ([AZ] Methods "Representation", [AGZ] Methods "Neural network architecture"; pgx's observations hold as many).
+PAPER_HISTORY = 8
+
+
 @_section
 class NetworkConfig:
   blocks: int = 2  # residual blocks
@@ -80,8 +85,7 @@ class NetworkConfig:
   # observation inside the network, as the liberties are. False = the papers' input.
   attacks: bool = False
   # Chess and Go only: how many positions of the observation's history the network reads, the current one first
-  # (AlphaZero and AlphaGo Zero: T = 8, "the last 8 positions"; [AZ] Methods "Representation", [AGZ] Methods "Neural
-  # network architecture"). Fewer drops the older positions' planes before the first convolution and keeps the
+  # (PAPER_HISTORY: the papers' T = 8, "the last 8 positions"). Fewer drops the older positions' planes before the first convolution and keeps the
   # constant planes (chess: colour, move count, castling, no-progress count; Go: colour). The papers give the history
   # to see repetitions (chess, shogi) and ko (Go); pgx's legal moves and its repetition planes of the current position
   # keep both rules with 1. The first convolution of a 2x32 chess network reads 119 + 4 planes, about as many FLOPs
@@ -89,7 +93,7 @@ class NetworkConfig:
   # preset's at equal steps (0.266) and did not beat it at equal time (0.430); with 2 (the position before shows
   # what just moved) it beat the eight positions 0.629 and 0.605 at equal steps on two seeds, and the chess cpu
   # preset reads 2 (presets.py; docs/results/learning, sections 58-59). 8 = the papers.
-  history: int = 8
+  history: int = PAPER_HISTORY
   # The policy head. "flat": AlphaGo Zero's, a 1x1 convolution of policy_channels filters and a fully connected
   # layer to every action (Go's in every paper). "planes" (chess only): AlphaZero's chess policy, a rectified,
   # batch-normalised 3x3 convolution of `channels` filters, then a 1x1 convolution to 73 planes per square, each
@@ -467,7 +471,7 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
                ("selfplay.adjudicate_material", c.selfplay.adjudicate_material, c.selfplay.adjudicate_material,
                 chess),
                ("search.twofold_draw", c.search.twofold_draw, c.search.twofold_draw, chess),
-               ("network.history", c.network.history, c.network.history != 8,  # only their observations hold one
+               ("network.history", c.network.history, c.network.history != PAPER_HISTORY,  # only their observations hold one
                 ("chess and Go", chess[1] + go[1])))
   for name, value, set_, (label, games) in game_only:
     _check(not set_ or c.game in games, name, value, f"only for {label}, not {c.game}")
@@ -479,7 +483,8 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
          f"one of {', '.join(ADJUDICATE_SCORES)}")
   _check(c.selfplay.adjudicate_score == "margin" or c.selfplay.adjudicate_material > 0, "selfplay.adjudicate_score",
          c.selfplay.adjudicate_score, "margin unless selfplay.adjudicate_material > 0 turns adjudication on")
-  _check(1 <= c.network.history <= 8, "network.history", c.network.history, "must lie in [1, 8]; 8 = the papers")
+  _check(1 <= c.network.history <= PAPER_HISTORY, "network.history", c.network.history,
+         f"must lie in [1, {PAPER_HISTORY}]; {PAPER_HISTORY} = the papers")
   for name in ("network.blocks", "network.channels", "network.value_hidden", "network.policy_channels",
                "search.num_simulations", "selfplay.batch_size", "selfplay.chunk_plies", "replay.window",
                "train.batch_size", "train.num_steps", "run.log_every", "run.checkpoint_every",

@@ -23,7 +23,7 @@ import jax
 import jax.numpy as jnp
 
 from azjax import chess_features, rules
-from azjax.config import NetworkConfig
+from azjax.config import PAPER_HISTORY, NetworkConfig
 
 
 # The moves-left head's unit: it predicts plies / MOVES_LEFT_UNIT (softplus: >= 0), so its output and
@@ -59,7 +59,7 @@ _HISTORY_LAYOUT = {119: (14, 7), 17: (2, 1)}
 def recent_history(obs: jax.Array, positions: int) -> jax.Array:
   """[..., C] -> the planes of the observation's `positions` most recent positions, then its constant planes
   (`NetworkConfig.history`); all of them at 8."""
-  if positions == 8:
+  if positions == PAPER_HISTORY:
     return obs
   per_position, constant = _HISTORY_LAYOUT[obs.shape[-1]]
   return jnp.concatenate([obs[..., :per_position * positions], obs[..., -constant:]], axis=-1)

@@ -13,8 +13,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from azjax.config import (Config, ConfigError, NetworkConfig, ReplayConfig, RunConfig, SearchConfig, SelfPlayConfig,
-                          TrainConfig)
+from azjax.config import (PAPER_HISTORY, Config, ConfigError, NetworkConfig, ReplayConfig, RunConfig, SearchConfig,
+                          SelfPlayConfig, TrainConfig)
 from azjax.games import SPECS, spec
 from azjax.rules import GO_SIZES
 
@@ -282,7 +282,7 @@ def _cpu(game: str) -> Config:
       network=NetworkConfig(blocks=blocks, channels=channels, value_hidden=channels * 2,
                             ownership=_CPU_OWNERSHIP.get(game, 0.0), global_pooling=game in _CPU_GLOBAL_POOLING,
                             liberties=game in _CPU_LIBERTIES, attacks=game in _CPU_ATTACKS,
-                            policy_head=_CPU_POLICY_HEAD.get(game, "flat"), history=_CPU_HISTORY.get(game, 8)),
+                            policy_head=_CPU_POLICY_HEAD.get(game, "flat"), history=_CPU_HISTORY.get(game, PAPER_HISTORY)),
       search=SearchConfig(**dict(PAPER_SEARCH, algorithm="gumbel", num_simulations=sims,
                                  play_simulations=_CPU_PLAY_SIMULATIONS.get(game, 0),
                                  go_pass=_GO_PASS.get(game, "pgx"), discount=_CPU_DISCOUNT.get(game, 1.0),
