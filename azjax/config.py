@@ -85,10 +85,11 @@ class NetworkConfig:
   # observation inside the network, as the liberties are. False = the papers' input.
   attacks: bool = False
   # Chess and Go only: how many positions of the observation's history the network reads, the current one first
-  # (PAPER_HISTORY: the papers' T = 8, "the last 8 positions"). Fewer drops the older positions' planes before the first convolution and keeps the
-  # constant planes (chess: colour, move count, castling, no-progress count; Go: colour). The papers give the history
-  # to see repetitions (chess, shogi) and ko (Go); pgx's legal moves and its repetition planes of the current position
-  # keep both rules with 1. The first convolution of a 2x32 chess network reads 119 + 4 planes, about as many FLOPs
+  # (PAPER_HISTORY: the papers' T = 8, "the last 8 positions"). Fewer drops the older positions' planes before the
+  # first convolution and keeps the constant planes (chess: colour, move count, castling, no-progress count; Go:
+  # colour). The papers give the history to see repetitions (chess, shogi) and ko (Go); pgx's legal moves and its
+  # repetition planes of the current position keep both rules with 1.
+  # The first convolution of a 2x32 chess network reads 119 + 4 planes, about as many FLOPs
   # as its whole trunk: with 1, a step of the chess cpu preset costs 0.78 of its time, but its network lost to the
   # preset's at equal steps (0.266) and did not beat it at equal time (0.430); with 2 (the position before shows
   # what just moved) it beat the eight positions 0.629 and 0.605 at equal steps on two seeds, and the chess cpu
@@ -471,7 +472,8 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
                ("selfplay.adjudicate_material", c.selfplay.adjudicate_material, c.selfplay.adjudicate_material,
                 chess),
                ("search.twofold_draw", c.search.twofold_draw, c.search.twofold_draw, chess),
-               ("network.history", c.network.history, c.network.history != PAPER_HISTORY,  # only their observations hold one
+               # only chess's and Go's observations hold a history
+               ("network.history", c.network.history, c.network.history != PAPER_HISTORY,
                 ("chess and Go", chess[1] + go[1])))
   for name, value, set_, (label, games) in game_only:
     _check(not set_ or c.game in games, name, value, f"only for {label}, not {c.game}")
