@@ -265,6 +265,10 @@ class TrainConfig:
   # l^(plies to the end) z; a mean horizon of 1 / (1 - l) plies. KataGo trains auxiliary heads on it (l for about 6,
   # 16 and 50 turns on 19x19); here it is the q that q_ratio mixes into the value target. 0 = Lc0's q alone.
   q_lambda: float = 0.0
+  # The value term's weight in eq. 1, (z - v)^2 against the policy's cross-entropy: 1 = the papers. Lc0 weighs
+  # the two separately (lczero-training, tf/tfprocess.py: value_loss_weight); AlphaGo Zero's supervised run
+  # weighed the value low against overfitting. The weight scales the value's gradient through the shared trunk.
+  value_weight: float = 1.0
   # The updates of a train_step as a loop (scan: what accelerators run) or written out (unrolled: XLA:CPU
   # runs gradient convolutions in loops ~60x slower); auto = unrolled on CPU, scan elsewhere.
   update_loop: str = "auto"
@@ -498,6 +502,7 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
          "must lie in [0, 1]")
   _check(0.0 < c.search.discount <= 1.0, "search.discount", c.search.discount, "a number in (0, 1]; 1 = the papers")
   _check(c.train.q_ratio <= 1.0, "train.q_ratio", c.train.q_ratio, "must lie in [0, 1]; 0 = the papers")
+  _check(c.train.value_weight > 0.0, "train.value_weight", c.train.value_weight, "must be > 0; 1 = the papers")
   _check(0.0 <= c.train.q_lambda < 1.0, "train.q_lambda", c.train.q_lambda, "must lie in [0, 1); 0 = Lc0's q alone")
   _check(not c.train.q_lambda or c.train.q_ratio > 0, "train.q_lambda", c.train.q_lambda,
          "0 unless train.q_ratio > 0 (it averages the search values that q_ratio mixes in)")

@@ -2,6 +2,8 @@
 
     l = (z - v)^2 - pi^T log p + c ||theta||^2
 
+`train.value_weight` scales the first term (1, the default, is the papers').
+
 `p` is the network's policy renormalised over the legal moves (AlphaZero
 Methods: "Illegal moves are masked out by setting their probabilities to zero,
 and re-normalising"). With `network.ownership` (Go), the ownership head's loss,
@@ -163,8 +165,9 @@ def make_update(network: Network, optimizer: optax.GradientTransformation, confi
       ownership_sum = ownership_loss_sum(heads.ownership, batch) if ownership_weight else jnp.zeros(())
       moves_left_sum = moves_left_loss_sum(heads.moves_left, batch) if moves_left_weight else jnp.zeros(())
       opponent_sum = opponent_loss_sum(heads.opponent_logits, batch) if opponent_weight else jnp.zeros(())
-      loss = (value_sum / count + policy_sum / policy_count + ownership_weight * ownership_sum / owned_count
-              + moves_left_weight * moves_left_sum / count + opponent_weight * opponent_sum / reply_count)
+      loss = (config.value_weight * value_sum / count + policy_sum / policy_count
+              + ownership_weight * ownership_sum / owned_count + moves_left_weight * moves_left_sum / count
+              + opponent_weight * opponent_sum / reply_count)
       return loss, (value_sum, policy_sum, ownership_sum, moves_left_sum, opponent_sum, new_bn_state)
 
     grads, (value_sum, policy_sum, ownership_sum, moves_left_sum, opponent_sum, new_bn_state) = jax.grad(
@@ -176,8 +179,8 @@ def make_update(network: Network, optimizer: optax.GradientTransformation, confi
     value_loss, policy_loss = psum(value_sum) / count, psum(policy_sum) / policy_count
     ownership_loss, moves_left_loss = psum(ownership_sum) / owned_count, psum(moves_left_sum) / count
     opponent_loss = psum(opponent_sum) / reply_count
-    total = (value_loss + policy_loss + ownership_weight * ownership_loss + moves_left_weight * moves_left_loss
-             + opponent_weight * opponent_loss + l2)
+    total = (config.value_weight * value_loss + policy_loss + ownership_weight * ownership_loss
+             + moves_left_weight * moves_left_loss + opponent_weight * opponent_loss + l2)
     return params, new_bn_state, opt_state, Losses(total, value_loss, policy_loss, l2, ownership_loss,
                                                    moves_left_loss, opponent_loss)
 

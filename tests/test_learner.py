@@ -180,3 +180,25 @@ def test_opponent_reply_head_learns_the_reply_where_there_is_one():
              if any(a.shape != b.shape for a, b in zip(jax.tree.leaves(params[name]), jax.tree.leaves(plain_params[name])))]
   assert set(plain_params) == set(params) and len(widened) == 1  # one layer, the policy's last, is twice as wide
   assert plain.apply_heads(plain_params, plain_bn, obs, False)[0].opponent_logits is None
+
+
+def test_value_weight_scales_the_value_terms_gradient_only(strict_rank_promotion):
+  """train.value_weight: one update from the same start moves the value head's output layer `w` times as far as
+  the papers' weight 1 does, the policy head's output layer exactly as far, and the shared trunk differently."""
+  net = make_network(NetworkConfig(blocks=1, channels=4, value_hidden=8), 9)
+  obs = jax.random.bernoulli(jax.random.PRNGKey(0), 0.3, (8, 3, 3, 2))
+  batch = Batch(obs=obs, policy=jax.nn.one_hot(jnp.arange(8) % 9, 9), legal=jnp.ones((8, 9), bool),
+                value=jnp.where(jnp.arange(8) % 2 == 0, 1.0, -1.0), weight=jnp.ones(8))
+  params, bn_state = net.init(jax.random.PRNGKey(1), obs)
+
+  def moved(value_weight):
+    config = TrainConfig(learning_rate=0.05, l2=0.0, value_weight=value_weight)
+    opt = make_optimizer(config)
+    new, *_ = jax.jit(make_update(net, opt, config))(params, bn_state, opt.init(params), batch)
+    return jax.tree.map(lambda a, b: a - b, new, params)
+
+  one, three = moved(1.0), moved(3.0)
+  np.testing.assert_allclose(three["linear_2"]["w"], 3.0 * one["linear_2"]["w"], rtol=1e-4, atol=1e-8)
+  np.testing.assert_allclose(three["linear"]["w"], one["linear"]["w"], rtol=1e-5, atol=1e-8)
+  assert np.abs(one["linear_2"]["w"]).max() > 1e-4
+  assert not np.allclose(three["conv2_d"]["w"], one["conv2_d"]["w"])
