@@ -150,6 +150,11 @@ def make_update(network: Network, optimizer: optax.GradientTransformation, confi
   def psum(x):
     return jax.lax.psum(x, axis_name) if axis_name else x
 
+  def weighted(value, policy, ownership, moves_left, opponent):
+    """Eq. 1's data terms (and the auxiliary heads'), each mean loss times its weight."""
+    return (config.value_weight * value + policy + ownership_weight * ownership + moves_left_weight * moves_left
+            + opponent_weight * opponent)
+
   def update(params, bn_state, opt_state, batch: Batch):
     count = jnp.maximum(psum(batch.weight.sum()), 1.0)
     # A position with an all-zero policy has no policy target (a fast search's, playout-cap
@@ -165,9 +170,8 @@ def make_update(network: Network, optimizer: optax.GradientTransformation, confi
       ownership_sum = ownership_loss_sum(heads.ownership, batch) if ownership_weight else jnp.zeros(())
       moves_left_sum = moves_left_loss_sum(heads.moves_left, batch) if moves_left_weight else jnp.zeros(())
       opponent_sum = opponent_loss_sum(heads.opponent_logits, batch) if opponent_weight else jnp.zeros(())
-      loss = (config.value_weight * value_sum / count + policy_sum / policy_count
-              + ownership_weight * ownership_sum / owned_count + moves_left_weight * moves_left_sum / count
-              + opponent_weight * opponent_sum / reply_count)
+      loss = weighted(value_sum / count, policy_sum / policy_count, ownership_sum / owned_count,
+                      moves_left_sum / count, opponent_sum / reply_count)
       return loss, (value_sum, policy_sum, ownership_sum, moves_left_sum, opponent_sum, new_bn_state)
 
     grads, (value_sum, policy_sum, ownership_sum, moves_left_sum, opponent_sum, new_bn_state) = jax.grad(
@@ -179,8 +183,7 @@ def make_update(network: Network, optimizer: optax.GradientTransformation, confi
     value_loss, policy_loss = psum(value_sum) / count, psum(policy_sum) / policy_count
     ownership_loss, moves_left_loss = psum(ownership_sum) / owned_count, psum(moves_left_sum) / count
     opponent_loss = psum(opponent_sum) / reply_count
-    total = (config.value_weight * value_loss + policy_loss + ownership_weight * ownership_loss
-             + moves_left_weight * moves_left_loss + opponent_weight * opponent_loss + l2)
+    total = weighted(value_loss, policy_loss, ownership_loss, moves_left_loss, opponent_loss) + l2
     return params, new_bn_state, opt_state, Losses(total, value_loss, policy_loss, l2, ownership_loss,
                                                    moves_left_loss, opponent_loss)
 
