@@ -8,8 +8,10 @@ medians taken minutes apart compared unlike machines (a self-play half once read
 step that contains it). The floor of self-play is the same number of network forward passes (`search_calls`: plies x
 (simulations + 1) calls, each over the self-play batch: one root evaluation and one per simulation) in
 one loop with nothing else; the floor of training is the same number of forward+backward passes
-and optimiser updates over the training batch. FLOPs come from XLA's cost analysis of one
-network call, the peak from a large measured matrix multiply.
+and optimiser updates over the training batch. On many devices each floor runs on every device at once, on that
+device's share of the games and of the minibatch, as the step splits them (and without the step's collectives).
+FLOPs come from XLA's cost analysis of one network call (summed over the devices' shares), the peak from a large
+measured matrix multiply on one device.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import time
 import chex
 import jax
 import jax.numpy as jnp
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 from azjax import arena, learner, selfplay, train_step as train_lib
 from azjax.config import Config
@@ -56,6 +59,28 @@ def _rounds(clocks: dict, repeats: int) -> dict[str, list[float]]:
     for name, tick in clocks.items():
       times[name].append(tick())
   return times
+
+
+def on_every_device(fn, mesh: Mesh):
+  """`fn` jitted to run on every device of `mesh` at once, each on its own slice of every leaf: leaves are
+  [devices, ...], one slice a device (`split`). A floor's work divided as train_step divides the games."""
+  local = lambda tree: jax.tree.map(lambda x: x[0], tree)
+  stacked = lambda tree: jax.tree.map(lambda x: x[None], tree)
+  mapped = jax.shard_map(lambda tree: stacked(fn(local(tree))), mesh=mesh, in_specs=P(train_lib.AXIS),
+                         out_specs=P(train_lib.AXIS), check_vma=False)  # as train_step: pgx's unvarying constants
+  # The same sharding in and out, spelled out: left to propagation, the second call would compile again.
+  sharding = NamedSharding(mesh, P(train_lib.AXIS))
+  return jax.jit(mapped, in_shardings=sharding, out_shardings=sharding)
+
+
+def split(tree, devices: int):
+  """Every leaf [B, ...] as [devices, B / devices, ...]: each device's share of the batch."""
+  return jax.tree.map(lambda x: x.reshape(devices, x.shape[0] // devices, *x.shape[1:]), tree)
+
+
+def replicated(tree, devices: int):
+  """Every leaf as [devices, ...], the same copy for each device."""
+  return jax.tree.map(lambda x: jnp.broadcast_to(x, (devices, *x.shape)), tree)
 
 
 def _ratio(times: dict, top: str, *bottom: str) -> float:
@@ -101,25 +126,29 @@ def search_calls(c: Config, steps) -> float:
   return float(statistics.median(f * full_calls + (plies - f) * (c.selfplay.fast_simulations + 1) for f in full))
 
 
-def inference_floor(program, calls: int) -> tuple[object, float]:
-  """(clock, FLOPs per call): the self-play step's `calls` network forward passes (`search_calls`) alone."""
-  c = program.config
+def inference_floor(program, calls: int, mesh: Mesh) -> tuple[object, float]:
+  """(clock, FLOPs per call): the self-play step's `calls` network forward passes (`search_calls`) alone, each
+  device on its share of the games."""
+  c, devices = program.config, mesh.size
   keys = jax.random.split(jax.random.PRNGKey(0), c.selfplay.batch_size)
-  obs = batched_init(program.env)(keys).observation
+  obs = batched_init(program.env)(keys).observation.astype(jnp.float32)
   params, bn_state = program.network.init(jax.random.PRNGKey(1), obs[:1])
 
   def one(x):
     (logits, value), _ = program.network.apply(params, bn_state, x, False)
     return logits, value
 
-  def loop(acc):
-    def body(_, acc):  # each call's input depends on the last output, so XLA cannot hoist or drop it
-      logits, value = one(obs.astype(jnp.float32) + 1e-30 * acc)
-      return acc + value.mean() + logits.mean()
-    return jax.lax.fori_loop(0, calls, body, acc)
+  def loop(args):
+    x, acc = args
 
-  flops = _flops(jax.jit(one).lower(obs.astype(jnp.float32)).compile())
-  return _clock(jax.jit(loop), jnp.float32(0)), flops
+    def body(_, acc):  # each call's input depends on the last output, so XLA cannot hoist or drop it
+      logits, value = one(x + 1e-30 * acc)
+      return acc + value.mean() + logits.mean()
+    return x, jax.lax.fori_loop(0, calls, body, acc)
+
+  share = split(obs, devices)
+  flops = _flops(jax.jit(one).lower(share[0]).compile()) * devices
+  return _clock(on_every_device(loop, mesh), (share, jnp.zeros(devices))), flops
 
 
 def hashed_moves(i: chex.Array, legal: chex.Array) -> chex.Array:
@@ -134,30 +163,35 @@ def hashed_moves(i: chex.Array, legal: chex.Array) -> chex.Array:
   return jnp.argmax(jnp.where(legal, mixed * jnp.uint32(0xC2B2AE35) >> 8, 0), axis=-1).astype(jnp.int32)
 
 
-def env_floor(program, calls: int):
-  """A clock of the self-play step's game steps alone: one vmapped env.step over the self-play batch
-  per simulation and per real move (`calls`, from `search_calls`), from positions of play by `hashed_moves`."""
+def env_floor(program, calls: int, mesh: Mesh):
+  """A clock of the self-play step's game steps alone: one vmapped env.step over the self-play batch (each
+  device its share) per simulation and per real move (`calls`, from `search_calls`), from positions of play by
+  `hashed_moves`."""
   c = program.config
   step = batched_step(program.env)
   start = batched_init(program.env)(jax.random.split(jax.random.PRNGKey(0), c.selfplay.batch_size))
 
-  def loop(state):
+  def loop(args):
+    state, start = args
+
     def body(i, state):  # a scattered legal move in each game; a finished game starts again
       moved = step(state, hashed_moves(i, state.legal_action_mask))
       return selfplay.where_games(moved.terminated | moved.truncated, start, moved)
-    return jax.lax.fori_loop(0, calls, body, state)
+    return jax.lax.fori_loop(0, calls, body, state), start
 
-  return _clock(jax.jit(loop), start)
+  share = split(start, mesh.size)
+  return _clock(on_every_device(loop, mesh), (share, share))
 
 
-def training_floor(program) -> tuple[object, float]:
-  """(clock, FLOPs per update): the training step's updates alone, on a fixed minibatch."""
-  c = program.config
+def training_floor(program, mesh: Mesh) -> tuple[object, float]:
+  """(clock, FLOPs per update): the training step's updates alone, on a fixed minibatch, each device on its
+  share of it."""
+  c, devices = program.config, mesh.size
   obs = batched_init(program.env)(jax.random.split(jax.random.PRNGKey(0), c.train.batch_size)).observation
   batch = Batch(obs=obs, policy=jnp.full((obs.shape[0], program.num_actions), 1.0 / program.num_actions),
                 legal=jnp.ones((obs.shape[0], program.num_actions), bool), value=jnp.zeros(obs.shape[0]),
                 weight=jnp.ones(obs.shape[0]))
-  network = make_network(c.network, program.num_actions)  # the training network (float32), on one device
+  network = make_network(c.network, program.num_actions)  # the training network (float32), without collectives
   params, bn_state = network.init(jax.random.PRNGKey(1), obs[:1])
   update = learner.make_update(network, program.optimizer, c.train)
 
@@ -168,9 +202,9 @@ def training_floor(program) -> tuple[object, float]:
     return learner.scan_updates(lambda s, _: (update(*s, batch)[:3], None), carry,
                                 jnp.arange(c.train.updates_per_step), c.train.update_loop)[0], batch
 
-  carry = (params, bn_state, program.optimizer.init(params))
-  flops = _flops(jax.jit(lambda s, b: update(*s, b)).lower(carry, batch).compile())
-  return _clock(jax.jit(loop), (carry, batch)), flops
+  carry, share = (params, bn_state, program.optimizer.init(params)), split(batch, devices)
+  flops = _flops(jax.jit(lambda s, b: update(*s, b)).lower(carry, jax.tree.map(lambda x: x[0], share)).compile())
+  return _clock(on_every_device(loop, mesh), (replicated(carry, devices), share)), flops * devices
 
 
 def random_positions(env, count: int, plies: int, key) -> tuple[jax.Array, jax.Array]:
@@ -287,9 +321,9 @@ def throughput(config: Config, repeats: int = 5) -> dict:
   clocks = {name: step_clock(steps, phase, program, mesh)
             for name, phase in (("step", "all"), ("selfplay", "selfplay"), ("train", "train"))}
   infer_calls = round(search_calls(c, range(1, repeats + 1)))  # the steps the rounds time
-  clocks["network"], infer_flops = inference_floor(program, infer_calls)
-  clocks["game"] = env_floor(program, infer_calls)
-  clocks["updates"], update_flops = training_floor(program)
+  clocks["network"], infer_flops = inference_floor(program, infer_calls, mesh)
+  clocks["game"] = env_floor(program, infer_calls, mesh)
+  clocks["updates"], update_flops = training_floor(program, mesh)
   times = _rounds(clocks, repeats)
   median = {name: statistics.median(t) for name, t in times.items()}
   step_s, selfplay_s, train_s = median["step"], median["selfplay"], median["train"]

@@ -57,10 +57,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      help="process 0's address, the same on every process; `auto`: JAX detects the topology")
   group.add_argument("--num-processes", type=int, metavar="N", help="how many processes take part")
   group.add_argument("--process-id", type=int, metavar="I", help="this process's index, 0 to N-1")
-  group.add_argument("--cpu-devices", metavar="N|auto",
-                     help="on a machine without an accelerator, split the CPU into N devices that play and train side "
-                          "by side (also AZJAX_CPU_DEVICES); default auto: one a core this process may use, rounded "
-                          f"down to a power of two, at most {MAX_AUTO_CPU_DEVICES}; 1 for one device")
+  add_cpu_devices_argument(group)
+
+
+def add_cpu_devices_argument(parser) -> None:
+  """`--cpu-devices`, read by `cpu_devices` (the experiments' and the bench's commands)."""
+  parser.add_argument("--cpu-devices", metavar="N|auto",
+                      help="on a machine without an accelerator, split the CPU into N devices that play and train "
+                           "side by side (also AZJAX_CPU_DEVICES); default auto: one a core this process may use, "
+                           f"rounded down to a power of two, at most {MAX_AUTO_CPU_DEVICES}; 1 for one device")
+
+
+def split_cpu(args: argparse.Namespace | None = None, environ=os.environ) -> None:
+  """Splits the CPU into `cpu_devices` devices, where JAX has not started yet (a notebook or a test keeps the
+  devices it has). Raises ValueError for a bad --cpu-devices."""
+  split = cpu_devices(args, environ)
+  if split is not None:
+    try:
+      jax.config.update("jax_num_cpu_devices", split)
+    except RuntimeError:  # JAX's backend is already up
+      pass
 
 
 def parse_known(argv=None) -> argparse.Namespace:
@@ -134,12 +150,7 @@ def initialize(args: argparse.Namespace | None = None, environ=os.environ) -> st
 
   Call before anything touches a device; a process whose JAX has already started (a notebook, a test) keeps
   the devices it has."""
-  split = cpu_devices(args, environ)
-  if split is not None:
-    try:
-      jax.config.update("jax_num_cpu_devices", split)
-    except RuntimeError:  # JAX's backend is already up
-      pass
+  split_cpu(args, environ)
   topo, cluster = topology(args, environ), None
   if topo is None:
     cluster = detected_cluster(environ)

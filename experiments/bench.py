@@ -3,8 +3,10 @@
   python -m experiments.bench --game connect_four --preset small [--set section.field=value ...] [--repeats 5] [--json out.json]
   python -m experiments.bench --game chess --preset paper --measure memory [--budget-gb 80]
   python -m experiments.bench --game connect_four --preset small --measure precision [--checkpoint RUN_DIR]
+  python -m experiments.bench --game chess --preset cpu --cpu-devices 1   # one CPU device (default: one a core)
 
-The floor is the same network passes with nothing else around them (see azjax/bench.py).
+The floor is the same network passes with nothing else around them (see azjax/bench.py). The step runs on every
+device, as the experiments' command runs it (a CPU split as `--cpu-devices` says), and so do the floors.
 """
 
 from __future__ import annotations
@@ -14,11 +16,17 @@ import dataclasses
 import json
 import sys
 
-from azjax import GAMES, PRESETS
-from azjax.config import ConfigError, apply_overrides
+from azjax import distributed
 
 
 def main(argv=None) -> int:
+  try:  # first: the presets import the games, and pgx's import starts JAX's backend with the devices it has
+    distributed.split_cpu(distributed.parse_known(argv))
+  except ValueError as e:
+    print(f"error: {e}", file=sys.stderr)
+    return 2
+  from azjax import GAMES, PRESETS
+  from azjax.config import ConfigError, apply_overrides
   p = argparse.ArgumentParser(prog="python -m experiments.bench", description=__doc__.split("\n\n")[0],
                               formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
   p.add_argument("--game", required=True, choices=GAMES)
@@ -31,6 +39,7 @@ def main(argv=None) -> int:
   p.add_argument("--budget-gb", type=float, default=80.0, help="device memory budget for --measure memory")
   p.add_argument("--checkpoint", help="a run directory or checkpoint whose network --measure precision uses")
   p.add_argument("--json", help="also write the figures to this JSON file")
+  distributed.add_cpu_devices_argument(p)
   args = p.parse_args(argv)
   if args.repeats < 1:
     p.error("--repeats must be >= 1")

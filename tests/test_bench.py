@@ -4,15 +4,19 @@ import math
 import subprocess
 import sys
 
-from conftest import ROOT
+from conftest import ROOT, batched_init, xla_env
 
 
 def test_bench_reports_every_figure_against_its_floor(tmp_path):
   out = tmp_path / "bench.json"
   r = subprocess.run([sys.executable, "-m", "experiments.bench", "--game", "tictactoe", "--preset", "smoke",
-                      "--repeats", "2", "--json", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=600)
+                      "--repeats", "2", "--cpu-devices", "2", "--json", str(out)], cwd=ROOT, capture_output=True,
+                     text=True, timeout=600)
   assert r.returncode == 0, r.stderr[-2000:]
   result = json.loads(out.read_text())
+  assert result["devices"] == 2 and "; 2 x cpu;" in r.stdout
+  # The floors' FLOPs are the devices' shares summed: a forward pass over the 8 games, however they are split.
+  assert result["inference_flops_per_call"] == one_device_inference_flops("tictactoe", 8)
   for key in ("compile_s", "step_s", "selfplay_s", "train_s", "selfplay_floor_s", "train_floor_s",
               "selfplay_env_steps_s", "inference_flops_per_call", "update_flops", "matmul_peak_flops_per_s",
               "selfplay_over_network_and_game", "step_over_halves"):
@@ -25,6 +29,35 @@ def test_bench_reports_every_figure_against_its_floor(tmp_path):
   r = subprocess.run([sys.executable, "-m", "experiments.bench", "--game", "tictactoe", "--set", "search.nope=1"],
                      cwd=ROOT, capture_output=True, text=True, timeout=300)
   assert r.returncode == 2 and "search.nope" in r.stderr
+  r = subprocess.run([sys.executable, "-m", "experiments.bench", "--game", "tictactoe", "--cpu-devices", "two"],
+                     cwd=ROOT, capture_output=True, text=True, timeout=300)
+  assert r.returncode == 2 and "--cpu-devices" in r.stderr and "Traceback" not in r.stderr
+
+
+def one_device_inference_flops(game: str, positions: int) -> float:
+  """XLA's FLOPs for one forward pass of the game's smoke network over `positions` positions, on one device."""
+  import jax
+  import azjax
+  from azjax import bench
+  program = azjax.build(azjax.preset(game, "smoke"))
+  obs = batched_init(program.env)(jax.random.split(jax.random.PRNGKey(0), positions)).observation
+  params, bn_state = program.network.init(jax.random.PRNGKey(1), obs[:1])
+  return bench._flops(jax.jit(lambda x: program.network.apply(params, bn_state, x, False)[0]).lower(
+      obs.astype("float32")).compile())
+
+
+def test_the_floors_split_their_work_over_the_devices_as_the_step_does():
+  """`bench.on_every_device` runs on each device of the mesh at once, each on its own share of the batch."""
+  code = ("import jax, jax.numpy as jnp\n"
+          "from azjax import bench, train_step\n"
+          "mesh = train_step.make_mesh()\n"
+          "share = bench.split(jnp.arange(8.0), mesh.size)\n"
+          "out = bench.on_every_device(lambda x: x + 100 * jax.lax.axis_index(train_step.AXIS), mesh)(share)\n"
+          "print(mesh.size, out.tolist(), sorted(d.id for d in out.sharding.device_set))\n")
+  r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                     env=xla_env("--xla_force_host_platform_device_count=2", JAX_PLATFORMS="cpu"))
+  assert r.returncode == 0, r.stderr[-2000:]
+  assert r.stdout.split() == "2 [[0.0, 1.0, 2.0, 3.0], [104.0, 105.0, 106.0, 107.0]] [0, 1]".split()
 
 
 def test_peer_comparison_runs_azjax_at_the_peers_settings(tmp_path):

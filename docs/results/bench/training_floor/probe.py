@@ -5,7 +5,7 @@ and an argument (now, `azjax.bench.training_floor`): seconds for a step's update
 """
 import statistics, time, jax, jax.numpy as jnp
 import azjax
-from azjax import bench, learner
+from azjax import bench, learner, train_step as train_lib
 from azjax.games import batched_init
 from azjax.network import make_network
 from azjax.replay import Batch
@@ -30,8 +30,8 @@ def before(program, repeats):
   seconds = bench._timed(jax.jit(loop), carry, repeats)
   return seconds, flops
 
-def now(program, repeats):  # bench.training_floor returns a clock (bench._clock) since 2026-12-03
-  tick, flops = bench.training_floor(program)
+def now(program, repeats):  # bench.training_floor: a clock (bench._clock) since 2026-12-03, a mesh since 12-05
+  tick, flops = bench.training_floor(program, train_lib.make_mesh())
   return statistics.median(tick() for _ in range(repeats)), flops
 
 for name, fn in [("now (argument)", now), ("before (constant)", before), ("now (argument)", now)]:
