@@ -88,12 +88,12 @@ class NetworkConfig:
   # (PAPER_HISTORY: the papers' T = 8, "the last 8 positions"). Fewer drops the older positions' planes before the
   # first convolution and keeps the constant planes (chess: colour, move count, castling, no-progress count; Go:
   # colour). The papers give the history to see repetitions (chess, shogi) and ko (Go); pgx's legal moves and its
-  # repetition planes of the current position keep both rules with 1.
-  # The first convolution of a 2x32 chess network reads 119 + 4 planes, about as many FLOPs
-  # as its whole trunk: with 1, a step of the chess cpu preset costs 0.78 of its time, but its network lost to the
-  # preset's at equal steps (0.266) and did not beat it at equal time (0.430); with 2 (the position before shows
-  # what just moved) it beat the eight positions 0.629 and 0.605 at equal steps on two seeds, and the chess cpu
-  # preset reads 2 (presets.py; docs/results/learning, sections 58-59). 8 = the papers.
+  # repetition planes of the current position keep both rules with 1. The first convolution of a 2x32 chess
+  # network reads 119 + 4 planes, about as many FLOPs as its whole trunk: with 1, a step of the chess cpu preset
+  # costs 0.78 of its time, but its network lost to the preset's at equal steps (0.266) and did not beat it at
+  # equal time (0.430); with 2 (the position before shows what just moved) it beat the eight positions 0.629 and
+  # 0.605 at equal steps on two seeds, and the chess cpu preset reads 2 (presets.py; docs/results/learning,
+  # sections 58-59). 8 = the papers.
   history: int = PAPER_HISTORY
   # The policy head. "flat": AlphaGo Zero's, a 1x1 convolution of policy_channels filters and a fully connected
   # layer to every action (Go's in every paper). "planes" (chess only): AlphaZero's chess policy, a rectified,

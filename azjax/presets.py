@@ -137,7 +137,8 @@ _CPU = {
 # of the plies get the full search and train the policy, the rest a 4-simulation search that trains the
 # value only. On this CPU it doubles self-play's speed at no measured loss per step (docs/results/learning,
 # section 9; docs/results/sweeps/go9_search_sims, "Playout-cap randomisation").
-_CPU_PLAYOUT_CAP = {game: dict(full_search_fraction=0.25, fast_simulations=4) for game in ("go9", "go", "chess", "shogi")}
+_CPU_PLAYOUT_CAP = {game: dict(full_search_fraction=0.25, fast_simulations=4)
+                    for game in ("go9", "go", "chess", "shogi")}
 
 # Resignation (AlphaGo Zero, Methods: v_resign calibrated on the 10% of games played out, false positives
 # under 5%) for go9: in the same 600 steps, self-play finishes 1.4-1.7x as many games, and the resigning

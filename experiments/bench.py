@@ -1,6 +1,7 @@
 """Benchmark the compiled step: throughput, compile time, memory, and the ratio to its floor.
 
-  python -m experiments.bench --game connect_four --preset small [--set section.field=value ...] [--repeats 5] [--json out.json]
+  python -m experiments.bench --game connect_four --preset small [--set section.field=value ...] [--repeats 5]
+      [--json out.json]
   python -m experiments.bench --game chess --preset paper --measure memory [--budget-gb 80]
   python -m experiments.bench --game connect_four --preset small --measure precision [--checkpoint RUN_DIR]
   python -m experiments.bench --game chess --preset cpu --cpu-devices 1   # one CPU device (default: one a core)
