@@ -8,8 +8,6 @@ import functools
 import jax
 import pgx
 
-from azjax import chess_moves
-
 
 @dataclasses.dataclass(frozen=True)
 class GameSpec:
@@ -60,7 +58,8 @@ def make_env(name: str) -> pgx.Env:
   (`chess_moves`), shogi pgx's game with a cheaper legal-move generator
   (`shogi_moves`): the same states, step for step.
   """
-  if name == "chess":
+  if name == "chess":  # imported here, as shogi's: pgx's chess module takes over a second to import
+    from azjax import chess_moves
     return chess_moves.Chess()
   if name == "shogi":  # imported here: pgx's shogi module takes 4 s to import (its tables), and most runs never need it
     from azjax import shogi_moves

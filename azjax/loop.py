@@ -210,7 +210,7 @@ def _train(config: Config, run_dir: Path, resume: bool, progress: bool, callback
   if finished:
     notes.append(f"the run already reached train.num_steps={config.train.num_steps}: nothing to train "
                  "(--set train.num_steps=N to continue it)")
-  train_step = None if finished else train_lib.make_train_step(program, mesh, n).lower(abstract).compile()
+  train_step = None if finished else train_lib.compiled_train_step(program, mesh, n)
   memory = budget.estimate(config, abstract, mesh.size, compiled=train_step)
   budget.check(config, memory)
   # Lanes shorter than two games lose openings once they wrap; a run too short to wrap one says nothing (smoke).

@@ -287,3 +287,30 @@ def make_train_step(program: Program, mesh: Mesh, seeds: int = 0, phase: str = "
   shardings = state_shardings(abstract_state(program, seeds), mesh, seeds)
   return jax.jit(step, in_shardings=(shardings,), out_shardings=(shardings, NamedSharding(mesh, P())),
                  donate_argnums=0, compiler_options=compiler_options())
+
+
+def step_structure(config: Config) -> tuple:
+  """The parts of a config that decide the train step's program: all but the seed (the state carries the keys),
+  the run's length and its run settings, of which gating alone adds to the state (the self-play network)."""
+  return (config.game, config.network, config.search, config.selfplay, config.replay,
+          dataclasses.replace(config.train, num_steps=0), bool(config.run.gate_games))
+
+
+# A few: each holds an executable, and a process trains few structures (a sweep's combinations take turns).
+_COMPILED: dict = {}
+_COMPILED_KEPT = 4
+
+
+def compiled_train_step(program: Program, mesh: Mesh, seeds: int = 0):
+  """`make_train_step` lowered and compiled, once per process for each step structure, mesh and seed count: a
+  resumed run, a notebook training again or a sweep's next group of seeds reuses it. Tracing and lowering take
+  seconds even at tic-tac-toe's smoke size, and jax's compilation cache (where it is on) covers neither; XLA's
+  compile takes longer at larger sizes."""
+  # jit's own cache also keys on the settings that change a trace; those a caller may set around a run.
+  key = (step_structure(program.config), mesh, seeds, jax.config.jax_numpy_rank_promotion,
+         jax.config.jax_enable_x64)
+  if key not in _COMPILED:
+    while len(_COMPILED) >= _COMPILED_KEPT:
+      del _COMPILED[next(iter(_COMPILED))]  # the oldest
+    _COMPILED[key] = make_train_step(program, mesh, seeds).lower(abstract_state(program, seeds)).compile()
+  return _COMPILED[key]

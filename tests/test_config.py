@@ -1,11 +1,7 @@
-import subprocess
-import sys
-
 import pytest
 
 import azjax
 from azjax.config import ConfigError, apply_overrides, validate
-from conftest import ROOT
 
 
 def test_presets_resolve_for_every_game():
@@ -107,26 +103,31 @@ def test_batch_must_divide_over_devices():
     validate(config, 3)
 
 
-def _cli(*args):
-  return subprocess.run([sys.executable, "-m", "experiments.tictactoe", *args], cwd=ROOT, capture_output=True,
-                        text=True, timeout=300)
+def _cli(capfd, *args):
+  """The tic-tac-toe command line, run in this process (a process's own exit codes: test_faults); returns
+  (exit code, stdout, stderr)."""
+  try:
+    code = azjax.experiment_main("tictactoe", list(args))
+  except SystemExit as e:  # argparse's own exits: --help, a choice it does not know
+    code = e.code
+  return code, *capfd.readouterr()
 
 
-def test_cli_bad_input_exits_2_with_one_message():
+def test_cli_bad_input_exits_2_with_one_message(capfd):
   for args, text in [(["--set", "search.nope=1"], "search.nope"), (["--preset", "huge"], "preset"),
                      (["--set", "train.batch_size=x"], "train.batch_size")]:
-    r = _cli(*args)
-    assert r.returncode == 2, r.stderr
-    assert text in r.stderr and "Traceback" not in r.stderr
+    code, _, err = _cli(capfd, *args)
+    assert code == 2, err
+    assert text in err and "Traceback" not in err
 
 
-def test_cli_help_lists_every_field_with_defaults():
-  r = _cli("--help")
-  assert r.returncode == 0
+def test_cli_help_lists_every_field_with_defaults(capfd):
+  code, out, _ = _cli(capfd, "--help")
+  assert code == 0
   for field in ["network.blocks", "search.num_simulations", "search.dirichlet_alpha", "selfplay.temperature_plies",
                 "replay.window", "train.lr_boundaries", "run.checkpoint_every", "seed"]:
-    assert field in r.stdout
-  assert "paper" in r.stdout and "smoke" in r.stdout and "800" in r.stdout
+    assert field in out
+  assert "paper" in out and "smoke" in out and "800" in out
 
 
 def test_a_resumed_run_must_keep_what_shapes_its_saved_state():

@@ -57,6 +57,14 @@ def _cli(*args, kill_in=None, **kw):
                         timeout=600, **kw)
 
 
+def _resume(run, capfd):
+  """`--resume PATH` as the CLI runs it, in this process: it then reuses the compiled step of the reference,
+  trained here (`train_step.compiled_train_step`). The kills are real processes; a resume from a process of
+  its own is tested below and in test_experiments. Returns (exit code, stdout, stderr)."""
+  code = azjax.experiment_main("tictactoe", ["--resume", str(run), "--no-progress"])
+  return code, *capfd.readouterr()
+
+
 def _state(run, step=None):
   config = _config()
   abstract = train_lib.abstract_state(azjax.build(config))
@@ -104,20 +112,20 @@ def _assert_finished_like(run, reference):
   assert _rows(run / "evals.csv") == _rows(reference / "evals.csv")
 
 
-def test_kill_9_inside_a_checkpoint_write_then_resume_is_bit_for_bit(tmp_path, reference):
+def test_kill_9_inside_a_checkpoint_write_then_resume_is_bit_for_bit(tmp_path, reference, capfd):
   """SIGKILL at the commit of step 4's first item: only 4.orbax-checkpoint-tmp is left of it."""
   run = tmp_path / "run"
   r = _cli("tictactoe", "--preset", "smoke", "--run-dir", str(run), "--no-progress", *FLAGS,
            kill_in=str(Path("checkpoints") / "4"))
   assert r.returncode == -signal.SIGKILL, r.stderr[-2000:]
   assert _steps(run) == [1, 2, 3] and (run / "checkpoints" / "4.orbax-checkpoint-tmp").is_dir()
-  r = _cli("tictactoe", "--resume", str(run), "--no-progress")
-  assert r.returncode == 0, r.stderr[-2000:]
-  assert "removed 4.orbax-checkpoint-tmp" in r.stderr and f"trained {STEPS} steps" in r.stdout
+  code, out, err = _resume(run, capfd)
+  assert code == 0, err[-2000:]
+  assert "removed 4.orbax-checkpoint-tmp" in err and f"trained {STEPS} steps" in out
   _assert_finished_like(run, reference)
 
 
-def test_kill_9_at_a_random_moment_then_resume_is_bit_for_bit(tmp_path, reference):
+def test_kill_9_at_a_random_moment_then_resume_is_bit_for_bit(tmp_path, reference, capfd):
   """An outside SIGKILL as soon as a checkpoint write is seen under way once two steps are committed (or,
   failing that, once five are)."""
   run = tmp_path / "run"
@@ -137,34 +145,34 @@ def test_kill_9_at_a_random_moment_then_resume_is_bit_for_bit(tmp_path, referenc
     p.send_signal(signal.SIGKILL)
     p.wait()
   assert p.returncode == -signal.SIGKILL, "the run ended before it could be killed"
-  print(f"killed {'during the write of ' + seen if seen else 'after a committed checkpoint'}; on disk: "
-        f"{sorted(os.listdir(run / 'checkpoints'))}")
-  r = _cli("tictactoe", "--resume", str(run), "--no-progress")
-  assert r.returncode == 0, r.stderr[-2000:]
+  on_disk = sorted(os.listdir(run / 'checkpoints'))
+  code, out, err = _resume(run, capfd)
+  print(f"killed {'during the write of ' + seen if seen else 'after a committed checkpoint'}; on disk: {on_disk}")
+  assert code == 0, err[-2000:]
   _assert_finished_like(run, reference)
 
 
-def test_a_kill_before_the_first_checkpoint_resumes_from_step_0(tmp_path, reference):
+def test_a_kill_before_the_first_checkpoint_resumes_from_step_0(tmp_path, reference, capfd):
   run = tmp_path / "run"
   r = _cli("tictactoe", "--preset", "smoke", "--run-dir", str(run), "--no-progress", *FLAGS,
            kill_in=str(Path("checkpoints") / "1"))
   assert r.returncode == -signal.SIGKILL and _steps(run) == []
-  r = _cli("tictactoe", "--resume", str(run), "--no-progress")
-  assert r.returncode == 0 and "starts again from step 0" in r.stderr, r.stderr[-2000:]
+  code, _, err = _resume(run, capfd)
+  assert code == 0 and "starts again from step 0" in err, err[-2000:]
   _assert_finished_like(run, reference)
 
 
 def test_a_truncated_file_in_the_latest_checkpoint_is_named_and_the_run_resumes_from_the_one_before(
-    tmp_path, reference):
+    tmp_path, reference, capfd):
   run = _partial_copy(reference, tmp_path / "run", 5)
   data = max((run / "checkpoints" / "5" / "state").rglob("d/*"), key=lambda p: p.stat().st_size)
   size = data.stat().st_size
   with open(data, "r+b") as f:
     f.truncate(size // 2)
   name = data.relative_to(run / "checkpoints" / "5").as_posix()
-  r = _cli("tictactoe", "--resume", str(run), "--no-progress")
-  assert r.returncode == 0, r.stderr[-2000:]
-  for text in (r.stderr, (run / "run.log").read_text()):
+  code, _, err = _resume(run, capfd)
+  assert code == 0, err[-2000:]
+  for text in (err, (run / "run.log").read_text()):
     assert f"checkpoint step 5 in {run / 'checkpoints'} is damaged: {name} is truncated ({size // 2} of {size} " \
            "bytes)" in text and "resuming from step 4" in text, text[-3000:]
   assert (run / ckpt.DAMAGED / "5" / name).exists()  # kept for a look, out of orbax's way
@@ -337,7 +345,7 @@ with ckpt.hold(sys.argv[1]):
 
 
 def test_a_run_directory_another_process_holds_is_refused_untouched_and_freed_when_that_process_dies(
-    tmp_path, reference):
+    tmp_path, reference, capfd):
   """A second trainer in one run directory would delete the first's checkpoint write in progress and log its
   evaluations twice: it is refused, naming the holder, before it touches a file. A SIGKILLed holder frees it."""
   run = _partial_copy(reference, tmp_path / "run", 5)  # the reference's lock file comes along, held by no one
@@ -354,8 +362,8 @@ def test_a_run_directory_another_process_holds_is_refused_untouched_and_freed_wh
   finally:
     holder.send_signal(signal.SIGKILL)
     holder.wait()
-  r = _cli("tictactoe", "--resume", str(run), "--no-progress")
-  assert r.returncode == 0, r.stderr[-2000:]
+  code, _, err = _resume(run, capfd)
+  assert code == 0, err[-2000:]
   _assert_finished_like(run, reference)
 
 

@@ -13,6 +13,7 @@ import pytest
 
 import azjax
 from azjax import checkpoint as ckpt, replay as replay_lib, train_step as train_lib
+from azjax.config import RunConfig
 from conftest import ROOT, batched_init, batched_step, xla_env
 
 
@@ -52,6 +53,32 @@ def test_train_step_compiles_once():
   # 8 games x 12 plies: every tic-tac-toe game (5-9 plies) has ended at least once.
   assert float(metrics["games"]) >= 1 and 5 <= float(metrics["mean_game_length"]) <= 9
   assert float(metrics["updates"]) == 1 and np.isfinite(float(metrics["loss"])) and float(metrics["loss"]) > 0
+
+
+def test_configs_that_differ_only_outside_the_step_share_its_compiled_program():
+  """A resumed run, a notebook training again and a sweep's next unit reuse the compiled step
+  (`train_step.compiled_train_step`, keyed by `step_structure`). The fields its key leaves out change nothing in
+  the program: a config that differs in every one of them lowers to the same text."""
+  changed = {"log_every": 1, "checkpoint_every": 1, "eval_every": 2, "eval_games": 4, "eval_pool": 0,
+             "eval_mcts_simulations": 8, "eval_opening_plies": 0, "keep_checkpoints": 9, "max_minutes": 5.0,
+             "gate_score": 0.6}
+  # A new run setting is either left out of the key and added here, or kept in it (as gating is).
+  assert {f.name for f in dataclasses.fields(RunConfig)} - set(changed) == {
+      "gate_games", "eval_engine_games"}  # tic-tac-toe has no engine to play
+  base = _smoke()
+  other = _smoke("tictactoe", "seed=7", "train.num_steps=3", *(f"run.{k}={v}" for k, v in changed.items()))
+  assert all(getattr(other.run, k) != getattr(base.run, k) for k in changed)
+  mesh = azjax.make_mesh()
+
+  def lowered(config):
+    program = azjax.build(config)
+    return train_lib.make_train_step(program, mesh).lower(train_lib.abstract_state(program)).as_text()
+
+  assert lowered(other) == lowered(base)
+  step = train_lib.compiled_train_step(azjax.build(base), mesh)
+  assert train_lib.compiled_train_step(azjax.build(other), mesh) is step
+  gated = _smoke("tictactoe", "run.gate_games=2", "run.eval_every=1")  # gating adds self-play's network to the state
+  assert train_lib.step_structure(gated) != train_lib.step_structure(base)
 
 
 def test_no_update_until_every_lane_holds_a_finished_game():
