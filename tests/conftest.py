@@ -76,6 +76,23 @@ def untrained_checkpoint(game: str, directory) -> str:
   return str(directory)
 
 
+def run_module(capfd, module: str, *args: str) -> tuple[int, str, str]:
+  """`python -m module args` as -m runs it (runpy), in this process: (exit code, stdout, stderr). It skips a new
+  interpreter's imports and traces, and reuses this process's compiled train steps; what needs a process of its
+  own (a kill, another device count, several processes) starts one."""
+  import runpy
+  argv = sys.argv
+  sys.argv = [module, *args]
+  try:
+    runpy.run_module(module, run_name="__main__", alter_sys=True)
+    code = 0
+  except SystemExit as e:
+    code = e.code if isinstance(e.code, int) else int(e.code is not None)
+  finally:
+    sys.argv = argv
+  return code, *capfd.readouterr()
+
+
 def xla_env(*flags: str, optimised: bool = False, **variables) -> dict:
   """The environment for a subprocess: this one's XLA flags (fast compiles, unless `optimised`) plus `flags`."""
   inherited = os.environ.get("XLA_FLAGS", "").split()

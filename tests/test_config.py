@@ -2,6 +2,7 @@ import pytest
 
 import azjax
 from azjax.config import ConfigError, apply_overrides, validate
+from conftest import run_module
 
 
 def test_presets_resolve_for_every_game():
@@ -104,13 +105,7 @@ def test_batch_must_divide_over_devices():
 
 
 def _cli(capfd, *args):
-  """The tic-tac-toe command line, run in this process (a process's own exit codes: test_faults); returns
-  (exit code, stdout, stderr)."""
-  try:
-    code = azjax.experiment_main("tictactoe", list(args))
-  except SystemExit as e:  # argparse's own exits: --help, a choice it does not know
-    code = e.code
-  return code, *capfd.readouterr()
+  return run_module(capfd, "experiments.tictactoe", *args)
 
 
 def test_cli_bad_input_exits_2_with_one_message(capfd):

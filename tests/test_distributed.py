@@ -16,7 +16,7 @@ import pytest
 from azjax import arena, checkpoint as ckpt, distributed
 from azjax.agent import load_agent
 from azjax.games import make_env
-from conftest import ROOT, xla_env
+from conftest import ROOT, run_module, xla_env
 
 ARGS = ["--preset", "smoke", "--set", "run.checkpoint_every=2", "--set", "run.eval_games=2", "--no-progress"]
 
@@ -97,22 +97,24 @@ def test_the_cpu_is_split_into_one_device_a_core_unless_told_otherwise(monkeypat
       distributed.cpu_devices(flag(bad), cpu)
 
 
-def test_a_run_on_two_cpu_devices_resumes_on_one(tmp_path):
+def test_a_run_on_two_cpu_devices_resumes_on_one(tmp_path, capfd):
   run_dir = tmp_path / "run"
-  run = lambda *args: subprocess.run([sys.executable, "-m", "experiments.tictactoe", *ARGS, *args], cwd=ROOT,
-                                     env=xla_env(JAX_PLATFORMS="cpu"), capture_output=True, text=True, timeout=600)
-  # evaluated at steps 1 and 2: step 2 also plays step 1's checkpoint, restored on one device
-  r = run("--set", "train.num_steps=2", "--set", "run.eval_every=1", "--run-dir", str(run_dir), "--cpu-devices", "2")
+  # Evaluated at steps 1 and 2: step 2 also plays step 1's checkpoint, restored on one device. Two devices take a
+  # process of their own; this one has one, where the run resumes (`conftest.run_module`).
+  r = subprocess.run([sys.executable, "-m", "experiments.tictactoe", *ARGS, "--set", "train.num_steps=2", "--set",
+                      "run.eval_every=1", "--run-dir", str(run_dir), "--cpu-devices", "2"], cwd=ROOT,
+                     env=xla_env(JAX_PLATFORMS="cpu"), capture_output=True, text=True, timeout=600)
   assert r.returncode == 0 and "with 2 of 2 cpu devices" in r.stdout, r.stderr[-2000:]
   with (run_dir / "evals.csv").open() as f:
     assert [(row["step"], row["opponent"]) for row in csv.DictReader(f)] == [("1", "random"), ("2", "random"),
                                                                               ("2", "step1")]
-  r = run("--set", "train.num_steps=4", "--resume", str(run_dir), "--cpu-devices", "1")
-  assert r.returncode == 0 and "with 1 of 1 cpu devices" in r.stdout, r.stderr[-2000:]
-  assert "trained 4 steps" in r.stdout
+  run = lambda *args: run_module(capfd, "experiments.tictactoe", *ARGS, *args)
+  code, out, err = run("--set", "train.num_steps=4", "--resume", str(run_dir), "--cpu-devices", "1")
+  assert code == 0 and "with 1 of 1 cpu devices" in out, err[-2000:]
+  assert "trained 4 steps" in out
   assert ckpt.steps(run_dir / "checkpoints")[-1] == 4
-  r = run("--cpu-devices", "many", "--run-dir", str(tmp_path / "bad"))
-  assert r.returncode == 2 and "--cpu-devices" in r.stderr
+  code, _, err = run("--cpu-devices", "many", "--run-dir", str(tmp_path / "bad"))
+  assert code == 2 and "--cpu-devices" in err
 
 
 def test_a_bad_topology_is_refused_with_exit_2():

@@ -6,7 +6,7 @@ import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 import azjax
-from conftest import ROOT
+from conftest import ROOT, run_module
 
 
 def _run(module, *args, timeout=600):
@@ -15,19 +15,19 @@ def _run(module, *args, timeout=600):
 
 
 @pytest.mark.parametrize("game", azjax.GAMES)
-def test_every_experiment_has_a_help(game):
+def test_every_experiment_has_a_help(game, capfd):
   module = {"go": "go", "go9": "go9"}.get(game, game)
-  r = _run(module, "--help")
-  assert r.returncode == 0 and "--preset" in r.stdout
+  code, out, _ = run_module(capfd, f"experiments.{module}", "--help")
+  assert code == 0 and "--preset" in out
   # The field table: one column per preset, each holding that preset's value.
-  header = next(line.split() for line in r.stdout.splitlines() if line.split()[:1] == ["field"])
+  header = next(line.split() for line in out.splitlines() if line.split()[:1] == ["field"])
   assert header == ["field", *azjax.PRESETS]
-  sims = next(line.split() for line in r.stdout.splitlines() if line.split()[:1] == ["search.num_simulations"])
+  sims = next(line.split() for line in out.splitlines() if line.split()[:1] == ["search.num_simulations"])
   assert sims[1:] == [str(azjax.preset(game, p).search.num_simulations) for p in azjax.PRESETS]
   assert sims[1] == "800"  # the paper's
 
 
-def test_smoke_run_then_resume_from_the_command_line(tmp_path):
+def test_smoke_run_then_resume_from_the_command_line(tmp_path, capfd):
   run_dir = tmp_path / "run"
   r = _run("tictactoe", "--preset", "smoke", "--run-dir", str(run_dir), "--no-progress")
   assert r.returncode == 0, r.stderr[-2000:]
@@ -49,10 +49,10 @@ def test_smoke_run_then_resume_from_the_command_line(tmp_path):
     rows = list(csv.DictReader(f))
   assert [int(row["step"]) for row in rows] == [1, 2, 3, 4, 5, 6]
   assert all(float(row["positions_per_s"]) > 0 for row in rows)
-  # Resumed once more, the finished run says so and trains nothing.
-  r = _run("tictactoe", "--resume", str(run_dir), "--no-progress")
-  assert r.returncode == 0, r.stderr[-2000:]
-  assert "already reached train.num_steps=6" in r.stderr and "trained 6 steps" in r.stdout
+  # Resumed once more (in this process: it compiles nothing), the finished run says so and trains nothing.
+  code, out, err = run_module(capfd, "experiments.tictactoe", "--resume", str(run_dir), "--no-progress")
+  assert code == 0, err[-2000:]
+  assert "already reached train.num_steps=6" in err and "trained 6 steps" in out
   with (run_dir / "metrics.csv").open() as f:
     assert len(list(csv.DictReader(f))) == 6
   # TensorBoard, read by its own reader, shows what metrics.csv holds: each step once, none hidden by a

@@ -21,7 +21,7 @@ import pytest
 
 import azjax
 from azjax import checkpoint as ckpt, evaluation, sweep, train_step as train_lib
-from conftest import ROOT
+from conftest import ROOT, run_module
 
 STEPS = 8
 FLAGS = ["--set", "run.checkpoint_every=1", "--set", f"train.num_steps={STEPS}"]
@@ -58,11 +58,9 @@ def _cli(*args, kill_in=None, **kw):
 
 
 def _resume(run, capfd):
-  """`--resume PATH` as the CLI runs it, in this process: it then reuses the compiled step of the reference,
-  trained here (`train_step.compiled_train_step`). The kills are real processes; a resume from a process of
-  its own is tested below and in test_experiments. Returns (exit code, stdout, stderr)."""
-  code = azjax.experiment_main("tictactoe", ["--resume", str(run), "--no-progress"])
-  return code, *capfd.readouterr()
+  """`--resume PATH`, run in this process (`conftest.run_module`): it reuses the compiled step of the reference,
+  trained here. The kills are real processes, and so are the refused resumes below."""
+  return run_module(capfd, "experiments.tictactoe", "--resume", str(run), "--no-progress")
 
 
 def _state(run, step=None):
@@ -408,7 +406,7 @@ SWEEP = ["--game", "tictactoe", "--preset", "smoke", "--grid", "search.num_simul
          "--set", "run.log_every=1", "--no-progress"]
 
 
-def test_a_killed_sweep_run_again_finishes_every_run_once(tmp_path):
+def test_a_killed_sweep_run_again_finishes_every_run_once(tmp_path, capfd):
   out = tmp_path / "sweep"
   second = out / "search.num_simulations=2" / "seeds-0-1"
   r = _cli("sweep", *SWEEP, "--out", str(out), kill_in=str(second.relative_to(out) / "checkpoints" / "3"))
@@ -416,8 +414,8 @@ def test_a_killed_sweep_run_again_finishes_every_run_once(tmp_path):
   first = out / "search.num_simulations=4" / "seeds-0-1"
   done = (first / "done").stat().st_mtime_ns
   assert not (second / "done").exists() and (second / "checkpoints" / "3.orbax-checkpoint-tmp").is_dir()
-  r = _cli("sweep", *SWEEP, "--out", str(out))
-  assert r.returncode == 0, r.stderr[-2000:]
+  code, _, err = run_module(capfd, "experiments.sweep", *SWEEP, "--out", str(out))  # the uninterrupted sweep
+  assert code == 0, err[-2000:]  # below then reuses its compiled step
   assert (first / "done").stat().st_mtime_ns == done  # the finished unit did not run again
   rows = _rows(out / "results.csv")
   keys = [(r["combination"], r["seed"], r["step"]) for r in rows]

@@ -13,7 +13,7 @@ from azjax.engines import match as m
 from azjax.engines.base import Thinker
 from azjax.engines.positions import GoPosition
 from azjax.config import ConfigError
-from conftest import untrained_agent, untrained_checkpoint
+from conftest import run_module, untrained_agent, untrained_checkpoint
 
 
 def _engine(name):
@@ -130,12 +130,7 @@ def test_an_agent_plays_with_other_search_settings_but_its_own_network():
 
 def _refused(capfd, *argv) -> str:
   """The match command's refusal, run in this process (its match runs as a process below): its message."""
-  from experiments import match as match_cli
-  try:
-    code = match_cli.main(list(argv))
-  except SystemExit as e:  # argparse's own
-    code = e.code
-  err = capfd.readouterr().err
+  code, _, err = run_module(capfd, "experiments.match", *argv)
   assert code == 2 and "Traceback" not in err, err
   return err
 

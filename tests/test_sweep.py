@@ -1,7 +1,5 @@
 import csv
 import json
-import subprocess
-import sys
 
 import jax
 import numpy as np
@@ -9,7 +7,7 @@ import pytest
 
 import azjax
 from azjax import checkpoint as ckpt, sweep, train_step as train_lib
-from conftest import ROOT
+from conftest import run_module
 
 
 def test_seeds_in_one_program_match_single_runs():
@@ -51,11 +49,10 @@ def test_grid_parsing_and_bad_values_name_the_field(tmp_path):
   assert not (tmp_path / "s").exists()
 
 
-def test_cli_rejects_an_unknown_field_before_running(tmp_path):
-  r = subprocess.run([sys.executable, "-m", "experiments.sweep", "--game", "tictactoe", "--preset", "smoke",
-                      "--grid", "search.nope=1,2", "--out", str(tmp_path / "s")], cwd=ROOT, capture_output=True,
-                     text=True, timeout=300)
-  assert r.returncode == 2 and "search.nope" in r.stderr and "Traceback" not in r.stderr
+def test_cli_rejects_an_unknown_field_before_running(tmp_path, capfd):
+  code, _, err = run_module(capfd, "experiments.sweep", "--game", "tictactoe", "--preset", "smoke", "--grid",
+                            "search.nope=1,2", "--out", str(tmp_path / "s"))
+  assert code == 2 and "search.nope" in err and "Traceback" not in err
   assert not (tmp_path / "s" / "sweep.json").exists()
 
 
