@@ -143,7 +143,7 @@ def test_kill_9_at_a_random_moment_then_resume_is_bit_for_bit(tmp_path, referenc
     p.send_signal(signal.SIGKILL)
     p.wait()
   assert p.returncode == -signal.SIGKILL, "the run ended before it could be killed"
-  on_disk = sorted(os.listdir(run / 'checkpoints'))
+  on_disk = sorted(os.listdir(run / "checkpoints"))
   code, out, err = _resume(run, capfd)
   print(f"killed {'during the write of ' + seen if seen else 'after a committed checkpoint'}; on disk: {on_disk}")
   assert code == 0, err[-2000:]
