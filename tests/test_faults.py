@@ -414,8 +414,9 @@ def test_a_killed_sweep_run_again_finishes_every_run_once(tmp_path, capfd):
   first = out / "search.num_simulations=4" / "seeds-0-1"
   done = (first / "done").stat().st_mtime_ns
   assert not (second / "done").exists() and (second / "checkpoints" / "3.orbax-checkpoint-tmp").is_dir()
-  code, _, err = run_module(capfd, "experiments.sweep", *SWEEP, "--out", str(out))  # the uninterrupted sweep
-  assert code == 0, err[-2000:]  # below then reuses its compiled step
+  # Run again in this process: the uninterrupted sweep below then reuses the compiled steps.
+  code, _, err = run_module(capfd, "experiments.sweep", *SWEEP, "--out", str(out))
+  assert code == 0, err[-2000:]
   assert (first / "done").stat().st_mtime_ns == done  # the finished unit did not run again
   rows = _rows(out / "results.csv")
   keys = [(r["combination"], r["seed"], r["step"]) for r in rows]

@@ -56,7 +56,7 @@ def test_train_step_compiles_once():
 
 
 def test_configs_that_differ_only_outside_the_step_share_its_compiled_program():
-  """A resumed run, a notebook training again and a sweep's next unit reuse the compiled step
+  """A resumed run, a notebook training again and a sweep's next group of seeds reuse the compiled step
   (`train_step.compiled_train_step`, keyed by `step_structure`). The fields its key leaves out change nothing in
   the program: a config that differs in every one of them lowers to the same text."""
   changed = {"log_every": 1, "checkpoint_every": 1, "eval_every": 2, "eval_games": 4, "eval_pool": 0,
