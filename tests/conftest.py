@@ -83,6 +83,7 @@ def run_module(capfd, module: str, *args: str) -> tuple[int, str, str]:
   import runpy
   argv = sys.argv
   sys.argv = [module, *args]
+  imported = sys.modules.pop(module, None)  # a test's own import of it: runpy warns of running it twice
   try:
     runpy.run_module(module, run_name="__main__", alter_sys=True)
     code = 0
@@ -90,6 +91,8 @@ def run_module(capfd, module: str, *args: str) -> tuple[int, str, str]:
     code = e.code if isinstance(e.code, int) else int(e.code is not None)
   finally:
     sys.argv = argv
+    if imported is not None:
+      sys.modules[module] = imported
   return code, *capfd.readouterr()
 
 

@@ -4,10 +4,10 @@ import math
 import subprocess
 import sys
 
-from conftest import ROOT, batched_init, xla_env
+from conftest import ROOT, batched_init, run_module, xla_env
 
 
-def test_bench_reports_every_figure_against_its_floor(tmp_path):
+def test_bench_reports_every_figure_against_its_floor(tmp_path, capfd):
   out = tmp_path / "bench.json"
   r = subprocess.run([sys.executable, "-m", "experiments.bench", "--game", "tictactoe", "--preset", "smoke",
                       "--repeats", "2", "--cpu-devices", "2", "--json", str(out)], cwd=ROOT, capture_output=True,
@@ -26,12 +26,11 @@ def test_bench_reports_every_figure_against_its_floor(tmp_path):
   assert math.isclose(result["network_evaluations_per_s"], 32 * 5 / result["selfplay_s"], rel_tol=1e-9)
   assert "self-play / floor" in r.stdout and "median of 2" in r.stdout
   assert "self-play / (forward passes + game steps)" in r.stdout and "train_step / (self-play + training half)" in r.stdout
-  r = subprocess.run([sys.executable, "-m", "experiments.bench", "--game", "tictactoe", "--set", "search.nope=1"],
-                     cwd=ROOT, capture_output=True, text=True, timeout=300)
-  assert r.returncode == 2 and "search.nope" in r.stderr
-  r = subprocess.run([sys.executable, "-m", "experiments.bench", "--game", "tictactoe", "--cpu-devices", "two"],
-                     cwd=ROOT, capture_output=True, text=True, timeout=300)
-  assert r.returncode == 2 and "--cpu-devices" in r.stderr and "Traceback" not in r.stderr
+  # The refusals need no process of their own (`conftest.run_module`).
+  code, _, err = run_module(capfd, "experiments.bench", "--game", "tictactoe", "--set", "search.nope=1")
+  assert code == 2 and "search.nope" in err
+  code, _, err = run_module(capfd, "experiments.bench", "--game", "tictactoe", "--cpu-devices", "two")
+  assert code == 2 and "--cpu-devices" in err and "Traceback" not in err
 
 
 def one_device_inference_flops(game: str, positions: int) -> float:
@@ -60,11 +59,10 @@ def test_the_floors_split_their_work_over_the_devices_as_the_step_does():
   assert r.stdout.split() == "2 [[0.0, 1.0, 2.0, 3.0], [104.0, 105.0, 106.0, 107.0]] [0, 1]".split()
 
 
-def test_peer_comparison_runs_azjax_at_the_peers_settings(tmp_path):
+def test_peer_comparison_runs_azjax_at_the_peers_settings(tmp_path, capfd):
   from experiments import peer
-  r = subprocess.run([sys.executable, "-m", "experiments.peer", "--pgx", str(tmp_path / "nowhere")], cwd=ROOT,
-                     capture_output=True, text=True, timeout=300)
-  assert r.returncode == 2 and "examples/alphazero/train.py" in r.stderr
+  code, _, err = run_module(capfd, "experiments.peer", "--pgx", str(tmp_path / "nowhere"))
+  assert code == 2 and "examples/alphazero/train.py" in err
   args = argparse.Namespace(game="go9",
                             blocks=1, channels=8, simulations=4, selfplay_batch=4, plies=8, training_batch=16, seed=0,
                             iterations=3)
