@@ -441,6 +441,28 @@ def test_moves_left_utility_prefers_the_shorter_win_and_the_longer_loss(value, p
   assert (chosen == (0 if prefers == "shortest" else 8)).all(), chosen
 
 
+def test_best_value_is_the_value_of_the_child_the_search_prefers():
+  # Gumbel with as many simulations as moves visits each root child once, so every child ties on visits. A flat
+  # evaluator worth -s/10 to the mover after a stone on square s: the root player's Q of playing square s is s/10,
+  # and the search prefers square 8. best_value (what q_ratio mixes into the value target) is that child's Q, not
+  # the first tied child's (square 0, Q 0), as a plain argmax of the visits gave.
+  env = make_env("tictactoe")
+
+  def flat(variables, key, state):
+    squares = state.observation.reshape(state.observation.shape[0], 9, -1).sum(-1)  # stones on each square
+    return jnp.zeros(state.legal_action_mask.shape), -(squares * jnp.arange(9.0)).sum(-1) / 10, Extras()
+
+  config = SearchConfig(algorithm="gumbel", num_simulations=9, max_considered_actions=9)
+  out = make_search_with(env, flat, config, lambda s: s.legal_action_mask, 9, "tictactoe")(
+      None, jax.random.split(jax.random.PRNGKey(1), 2), batched_init(env)(jax.random.split(jax.random.PRNGKey(0), 2)),
+      noise=False)
+  visits, q = (np.asarray(x) for x in root_summary(out))
+  assert (visits == 1).all()
+  np.testing.assert_allclose(q[:, 8], 0.8, rtol=1e-6)
+  assert (np.argmax(np.asarray(out.weights), -1) == 8).all()
+  np.testing.assert_allclose(out.best_value, 0.8, rtol=1e-6)
+
+
 @pytest.mark.parametrize("fen", ["6k1/8/3p4/8/4N3/8/8/6K1 w - - 0 1", "6k1/8/8/4n3/8/3P4/8/6K1 b - - 0 1"])
 @pytest.mark.parametrize("draw_value, takes", [(0.0, True), (-0.5, False)])
 def test_a_draw_value_below_the_positions_value_keeps_the_root_player_out_of_a_draw(fen, draw_value, takes):
