@@ -1,5 +1,6 @@
 """Move notation against independent referees: python-chess for chess, hand-checked cases for shogi and Go."""
 
+import dataclasses
 import random
 from pathlib import Path
 
@@ -41,9 +42,14 @@ def test_chess_special_moves(fen, moves):
 
 
 def test_fen_reader_builds_pgxs_state_in_one_program():
-  """pgx_private.from_fen gives pgx's own reader's state, bit for bit, and compiles once (pgx's compiles four
-  programs at every call: over a second a `position fen` on this CPU)."""
+  """pgx_private.from_fen gives pgx's own reader's state, bit for bit but for the history, and compiles once (pgx's
+  compiles four programs at every call: over a second a `position fen` on this CPU). Its history holds the FEN's
+  position alone: the network sees no earlier position, as at a new game's first move, where pgx's reader showed
+  the initial position as the one before."""
   import jax
+  from azjax.games import make_env
+  env = make_env("chess")
+  new_game = env.init(jax.random.PRNGKey(0))
   fens = ["rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
           "rnbqkbnr/pppp1ppp/8/8/3pP3/8/PPP2PPP/RNBQKBNR b KQkq e3 0 3",  # black to move, en passant
           "r3k2r/8/8/8/8/8/8/R3K2R b Kq - 7 40", "4k3/8/8/8/8/8/8/4K2R w K - 99 80",
@@ -51,7 +57,20 @@ def test_fen_reader_builds_pgxs_state_in_one_program():
   for fen in fens:
     ours, theirs = pgx_private.from_fen(fen), pgx_private.symbol("from_fen")(fen)
     assert jax.tree.structure(ours) == jax.tree.structure(theirs)
-    jax.tree.map(np.testing.assert_array_equal, ours, theirs)
+    history = ("board_history", "hash_history")
+    np.testing.assert_array_equal(ours._x.board_history[0], theirs._x.board_history[0])
+    np.testing.assert_array_equal(ours._x.hash_history[0], theirs._x.hash_history[0])
+    assert not np.asarray(ours._x.board_history[1:]).any() and not np.asarray(ours._x.hash_history[1:]).any()
+    mine, pgxs = np.asarray(ours.observation), np.asarray(theirs.observation)  # [8, 8, 8 x 14 + 7]
+    np.testing.assert_array_equal(mine[..., :14], pgxs[..., :14])  # the position itself
+    np.testing.assert_array_equal(mine[..., 112:], pgxs[..., 112:])  # colour, move count, castling, no progress
+    assert not mine[..., 14:26].any()  # no earlier position's pieces
+    no_history = lambda state: dataclasses.replace(  # noqa: E731
+        state, observation=0, _x=state._x._replace(**{h: 0 for h in history}))
+    jax.tree.map(np.testing.assert_array_equal, no_history(ours), no_history(theirs))
+  # The initial position by FEN is a new game, as the network sees it.
+  start = pgx_private.from_fen(fens[0])
+  np.testing.assert_array_equal(start.observation, new_game.observation)
   assert pgx_private._chess_state()._cache_size() == 1
   with pytest.raises(ValueError, match="side to move 'x'"):
     pgx_private.from_fen("4k3/8/8/8/8/8/8/4K3 x - - 0 1")

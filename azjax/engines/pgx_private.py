@@ -62,7 +62,10 @@ def table(name: str) -> np.ndarray:
 def from_fen(fen: str) -> pgx.State:
   """pgx's FEN reader (`pgx.experimental.chess.from_fen`) with its array work in one program compiled once: pgx's
   own jits four functions afresh at every call, 1.1-1.8 s a position on a 2-core CPU, which a UCI engine
-  paid on every `position fen ...` a GUI sent. The text is read as pgx reads it; the state is the same."""
+  paid on every `position fen ...` a GUI sent. The text is read as pgx reads it; the state is the same but for
+  its history: pgx's reader pushes the position onto a new game's, so the network's earlier-position planes showed
+  the initial position as the move before (`network.history` > 1 reads them). A FEN says nothing of the positions
+  before it: here they are empty, as before a new game's first move."""
   board, color, castling, en_passant, halfmove, fullmove = fen.split()
   if color not in ("w", "b"):
     raise ValueError(f"side to move {color!r}: w or b")
@@ -81,6 +84,7 @@ def _chess_state():
   game, game_state = symbol("chess_game")(), symbol("chess_game_state")
   legal_action_mask, update_history = symbol("chess_legal_action_mask"), symbol("chess_update_history")
   flip = symbol("chess_flip_pos")
+  empty = game_state()  # for the shapes of its histories
 
   @jax.jit
   def build(rows, black, rights, ep, halfmove, fullmove):
@@ -88,7 +92,8 @@ def _chess_state():
     x = game_state(
         board=jnp.rot90(rows, k=3).flatten(), color=black.astype(jnp.int32),
         castling_rights=jnp.where(black, rights[::-1], rights),
-        en_passant=jnp.where(black & (ep >= 0), flip(ep), ep), halfmove_count=halfmove, fullmove_count=fullmove)
+        en_passant=jnp.where(black & (ep >= 0), flip(ep), ep), halfmove_count=halfmove, fullmove_count=fullmove,
+        board_history=jnp.zeros_like(empty.board_history), hash_history=jnp.zeros_like(empty.hash_history))
     x = update_history(x._replace(legal_action_mask=legal_action_mask(x)))
     order = jnp.int32([0, 1])
     return pgx.chess.State(_player_order=order, _x=x, current_player=order[x.color],
