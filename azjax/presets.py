@@ -264,6 +264,8 @@ _CPU_PLAY_SIMULATIONS = {"chess": 32}
 # at 175 and 0.695 (0.606-0.762) at 400; seed 2 0.570 at 150. Its search takes free material 0.445 of the time where
 # the preset's takes 0.205 (docs/results/learning, sections 41-42). Self-play repetitions 13% over steps 351-400. On
 # the preset before the attack planes it gained nothing (section 19). `--set train.q_ratio=0` for the outcome alone.
+# Those runs read q from the first of Gumbel's tied root children, not the best (section 64): with the best child's
+# q the preset is level with them at step 1200 (0.469 head to head, seed 1) and repeats positions more often.
 _CPU_Q_RATIO = {"chess": 0.5}
 
 # Chess reads two positions, the current one and the one before (network.history; the papers' T = 8, [AZ] Methods
