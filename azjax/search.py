@@ -506,10 +506,9 @@ def make_search_with(env: pgx.Env, evaluate: Evaluate, config: SearchConfig, leg
             max_num_considered_actions=config.max_considered_actions,
             gumbel_scale=config.gumbel_scale if noise else 0.0, qtransform=gumbel_qtransform)
         tree, weights = out.search_tree, out.action_weights
-    tree_weights = weights  # over the root's children, as the tree indexes them
+    summary = tree.summary()  # over the root's children, as the tree indexes them (as `weights`, until scattered)
+    best_value = summary.qvalues[0, preferred_child(summary.visit_counts[0], weights[0])]
     weights = scatter(weights, actions, num_actions) if width else weights
-    summary = tree.summary()
-    best_value = summary.qvalues[0, preferred_child(summary.visit_counts[0], tree_weights[0])]
     return SearchOutput(weights=weights[0], value=summary.value[0], prior_value=prior_value[0], best_value=best_value,
                         prior_logits=logits[0], legal=legal[0], tree=tree, actions=actions[0])
 
