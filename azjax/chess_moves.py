@@ -221,8 +221,18 @@ class _Game(pgx_chess.Game):
 
 
 class Chess(pgx.chess.Chess):
-  """pgx's chess environment (`pgx.make("chess")`) stepped by `_Game`: the same states, rewards and observations."""
+  """pgx's chess environment (`pgx.make("chess")`) stepped by `_Game`: the same states, rewards and observations,
+  but for the initial position's hash (`_init`)."""
 
   def __init__(self):
     super().__init__()
     self.game = _Game()
+
+  def _init(self, key: jax.Array) -> pgx.chess.State:
+    """pgx's initial state with its position hashed as every later position is. pgx writes a fixed
+    `INIT_ZOBRIST_HASH` there, which its own hash of that position (tables drawn with jax.random at import) no
+    longer equals under this jax: a return to the initial position then went uncounted, and Nf3 Nf6 Ng1 Ng8
+    twice over was no threefold repetition."""
+    state = super()._init(key)
+    x = state._x  # noqa: SLF001
+    return state.replace(_x=x._replace(hash_history=x.hash_history.at[0].set(pgx_chess._zobrist_hash(x))))

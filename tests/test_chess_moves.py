@@ -98,11 +98,30 @@ def test_masks_match_pgx_on_random_games():
 @pytest.mark.slow
 def test_the_env_steps_through_the_same_states_as_pgx():
   """`make_env("chess")` is the env every search and self-play steps: state for state pgx's, observation,
-  rewards and terminal flags included, along the same random games."""
+  rewards and terminal flags included, along the same random games. One entry differs by design: the initial
+  position's hash, pgx's fixed constant there, its computed hash here (the test below)."""
   env = make_env("chess")
   assert isinstance(env, chess_moves.Chess) and env.id == "chess"
+  initial = pgx_chess._zobrist_hash(pgx_chess.GameState())
   games = zip(_random_games(pgx.make("chess"), 32, 300, seed=1), _random_games(env, 32, 300, seed=1))
   for ply, (expected, got) in enumerate(games):
+    hashes = expected._x.hash_history
+    hashes = jnp.where((hashes == pgx_chess.INIT_ZOBRIST_HASH).all(-1, keepdims=True), initial, hashes)
+    expected = expected.replace(_x=expected._x._replace(hash_history=hashes))
     for a, b in zip(jax.tree.leaves(expected), jax.tree.leaves(got)):
       np.testing.assert_array_equal(np.asarray(b), np.asarray(a), err_msg=f"ply {ply}")
   assert np.asarray(expected.terminated).any()
+
+
+def test_a_return_to_the_initial_position_counts_toward_threefold_repetition():
+  # 1. Nf3 Nf6 2. Ng1 Ng8 brings back the initial position, its second time; twice over, its third: a draw by
+  # threefold repetition (FIDE 9.2), as any other position's third time is. pgx ends that game a ply later, at the
+  # third Nf3: it hashes the initial position with a fixed constant, unlike the same position reached later.
+  from azjax.engines.positions import ChessPosition
+  from azjax.rules import chess_repetitions
+  position = ChessPosition()
+  for ply, move in enumerate(["g1f3", "g8f6", "f3g1", "f6g8"] * 2, start=1):
+    assert not position.over
+    position.play(move)
+    assert int(chess_repetitions(jax.tree.map(lambda a: a[None], position.state))[0]) == ply // 4
+  assert position.over and not position.returns().any()

@@ -491,8 +491,7 @@ def test_a_draw_value_below_the_positions_value_keeps_the_root_player_out_of_a_d
 @pytest.mark.parametrize("twofold_draw", [False, True])
 def test_twofold_draw_scores_a_return_to_an_earlier_position_as_a_draw(twofold_draw):
   # After 1. Nf3 Nf6 2. Ng1 Ng8 3. Nf3, Black's Nf6 brings back the position after 1... Nf6, its second time: pgx
-  # plays on (a threefold ends a game), and so does the search by default. (The start is no use here: pgx hashes its
-  # initial position apart from the same position reached later.) The evaluator values every position for the
+  # plays on (a threefold ends a game), and so does the search by default. The evaluator values every position for the
   # player to move at the root, Black, -0.4 (White +0.4), however deep the tree reads: each of Black's moves is worth
   # -0.4 to Black, except that with search.twofold_draw Nf6 is a drawn end, 0, and Black's best.
   from azjax.engines.positions import ChessPosition
