@@ -344,20 +344,39 @@ def network_evaluator(network: Network):
   return evaluate
 
 
+def never_masked(qtransform):
+  """`qtransform` with every masked child (its prior logit `masked_logits`' lowest value) at -inf.
+
+  mctx masks the invalid actions at the root only; below it PUCT keeps a masked child out by its prior of 0 alone.
+  An unvisited child scores `unvisited_value` (AlphaGo Zero's Q = 0, a half after the transform), so where every
+  legal child of a node had scored worse than that, PUCT went into the masked ones: Go's forbidden passes and eye
+  fills, occupied points (which pgx scores as a loss for the mover), the compact tree's padding. Gumbel's
+  interior selection never picks a child of prior 0 and no visits, so it needs none of this."""
+
+  def transformed(tree: mctx.Tree, node_index) -> chex.Array:
+    logits = tree.children_prior_logits[node_index]
+    return jnp.where(logits == jnp.finfo(logits.dtype).min, -jnp.inf, qtransform(tree, node_index))
+
+  return transformed
+
+
 def puct_tree(variables, key: chex.PRNGKey, root: mctx.RootFnOutput, recurrent_fn: mctx.RecurrentFn,
               num_simulations: int, invalid: chex.Array, qtransform, c_init: float, c_base: float) -> mctx.Tree:
-  """The tree of `mctx.muzero_policy(..., dirichlet_fraction=0.0)`, bit for bit, without drawing its noise.
+  """The tree of `mctx.muzero_policy(..., dirichlet_fraction=0.0)` with `never_masked`'s Q, bit for bit, without
+  drawing its noise.
 
   muzero_policy draws Dir(alpha) over every child before weighting it 0: a batched rejection loop of 5.3 ms a
   ply for 64 chess roots, 2% of the ply (docs/results/bench/ratios_2x32). The root noise here is
   with_dirichlet_noise's, drawn over the legal moves only. What remains is muzero_policy's own: the prior as
   log(softmax) floored at the smallest normal float, shifted to a maximum of 0, the invalid children at the
-  smallest float (finite: a root with no legal move makes no NaN), and PUCT (pb_c_init, pb_c_base) at every node."""
+  smallest float (finite: a root with no legal move makes no NaN), and PUCT (pb_c_init, pb_c_base) at every node,
+  where the masked children are never selected (`never_masked`)."""
   _, _, search_key = jax.random.split(key, 3)  # the key muzero_policy gives mctx.search
   logits = jnp.log(jnp.maximum(jax.nn.softmax(root.prior_logits), jnp.finfo(root.prior_logits.dtype).tiny))
   logits = logits - logits.max(axis=-1, keepdims=True)
   root = root.replace(prior_logits=jnp.where(invalid, jnp.finfo(logits.dtype).min, logits))
-  select = functools.partial(mctx.muzero_action_selection, pb_c_base=c_base, pb_c_init=c_init, qtransform=qtransform)
+  select = functools.partial(mctx.muzero_action_selection, pb_c_base=c_base, pb_c_init=c_init,
+                             qtransform=never_masked(qtransform))
   return mctx.search(variables, search_key, root=root, recurrent_fn=recurrent_fn,
                      root_action_selection_fn=functools.partial(select, depth=0), interior_action_selection_fn=select,
                      num_simulations=num_simulations, invalid_actions=invalid)

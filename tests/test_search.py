@@ -33,14 +33,22 @@ def _positions(env, games: int, plies: int, seed: int = 0):
   return state
 
 
+@pytest.mark.parametrize("evaluator", ["network", "mover_wins"])
 @pytest.mark.parametrize("compact_tree", ["off", "on"])
 @pytest.mark.parametrize("algorithm", ["puct", "gumbel"])
-def test_illegal_moves_never_searched_anywhere_in_the_tree(algorithm, compact_tree, strict_rank_promotion):
+def test_illegal_moves_never_searched_anywhere_in_the_tree(algorithm, compact_tree, evaluator, strict_rank_promotion):
+  # "mover_wins" values every position +0.9 for its player to move: below the root each legal child then scores a
+  # loss for the node's player, below an unvisited child's Q of 0 (AlphaGo Zero's), where PUCT once went into
+  # illegal children (mctx masks the root only).
   env, net, state, variables, config = _setup("tictactoe", algorithm=algorithm, num_simulations=300,
                                               compact_tree=compact_tree)
   state = batched_step(env)(state, jnp.array([4, 0, 8]))  # make the root itself have illegal moves
-  out = jax.jit(make_search(env, net, config, "tictactoe"))(variables, jax.random.split(jax.random.PRNGKey(2), 3),
-                                                            state)
+  search = make_search(env, net, config, "tictactoe")
+  if evaluator == "mover_wins":
+    flat = lambda variables, key, s: (jnp.zeros(s.legal_action_mask.shape), jnp.full(s.current_player.shape, 0.9),
+                                      Extras())
+    search = make_search_with(env, flat, config, lambda s: s.legal_action_mask, 300, "tictactoe")
+  out = jax.jit(search)(variables, jax.random.split(jax.random.PRNGKey(2), 3), state)
   tree = jax.tree.map(lambda x: x[:, 0], out.tree)  # drop mctx's batch of one
   visited = np.asarray(tree.node_visits) > 0  # [B, N]
   nodes = unlean(tree.embeddings.state, env.num_actions)  # the legal moves as pgx keeps them, not packed
@@ -149,7 +157,7 @@ def test_log_gamma_draws_gamma(alpha, candidates):
 @pytest.mark.parametrize("game, simulations", [("go9", 24), ("chess", 24)])
 def test_puct_tree_is_mctxs_muzero_policy_without_its_noise_draw(game, simulations, monkeypatch):
   """search.puct_tree skips the Dirichlet draw mctx.muzero_policy makes and weights 0: the same tree, bit for bit,
-  with our root noise on (go9: full tree, chess: compact)."""
+  with our root noise on (go9: full tree, chess: compact), given the same masking below the root."""
   import mctx
   from azjax import search as search_lib
   env, net, state, variables, config = _setup(game, num_simulations=simulations)
@@ -158,8 +166,8 @@ def test_puct_tree_is_mctxs_muzero_policy_without_its_noise_draw(game, simulatio
 
   def mctxs(variables, key, root, recurrent_fn, num_simulations, invalid, qtransform, c_init, c_base):
     return mctx.muzero_policy(variables, key, root, recurrent_fn, num_simulations, invalid_actions=invalid,
-                              qtransform=qtransform, dirichlet_fraction=0.0, dirichlet_alpha=0.3, pb_c_init=c_init,
-                              pb_c_base=c_base).search_tree
+                              qtransform=search_lib.never_masked(qtransform), dirichlet_fraction=0.0,
+                              dirichlet_alpha=0.3, pb_c_init=c_init, pb_c_base=c_base).search_tree
 
   monkeypatch.setattr(search_lib, "puct_tree", mctxs)
   theirs = jax.jit(make_search(env, net, config, game))(variables, keys, state)
