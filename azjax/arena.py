@@ -27,7 +27,7 @@ from azjax.config import SearchConfig
 from azjax import rules
 from azjax.games import SPECS, batched_init, batched_step, make_env
 from azjax.rules import masked_logits
-from azjax.search import Extras, compiler_options, make_search_with
+from azjax.search import Extras, choose_move, compiler_options, make_search_with
 
 Policy = Callable[[Any, chex.PRNGKey, pgx.State], chex.Array]
 
@@ -145,8 +145,10 @@ def mcts_policy(game: str, num_simulations: int) -> Policy:
   search = make_search_with(env, evaluate, SearchConfig(), lambda state: state.legal_action_mask, num_simulations, game)
 
   def policy(variables, key, states):
-    weights = search(None, jax.random.split(key, states.current_player.shape[0]), states, noise=False).weights
-    return jnp.argmax(weights, axis=-1).astype(jnp.int32)
+    games = states.current_player.shape[0]
+    weights = search(None, jax.random.split(key, games), states, noise=False).weights
+    move_keys = jax.random.split(jax.random.fold_in(key, 1), games)
+    return jax.vmap(choose_move, in_axes=(0, 0, None))(move_keys, weights, 0.0)
 
   return policy
 

@@ -35,6 +35,9 @@ PAPER_TRAIN = dict(
     learning_rate=0.2, lr_decay=0.1,  # [AZ] 0.2, dropped three times to 0.02, 0.002, 0.0002
     lr_boundaries=(100_000, 300_000, 500_000),  # [AZp] learning_rate_schedule
 )
+# [AZp] learning_rate_schedule's comment: "Schedule for chess and shogi, Go starts at 2e-2 immediately" (Science
+# 2018: the schedule is one of the two settings that differ between games). Go9 follows Go.
+PAPER_GO_TRAIN = dict(learning_rate=0.02, lr_boundaries=(300_000, 500_000))
 PAPER_UPDATES = 700_000  # [AZ] "700,000 steps (in mini-batches of 4096 training positions)"
 PAPER_WINDOW_GAMES = 1_000_000  # [AZp] window_size: the latest 1M games
 PAPER_NETWORK = NetworkConfig(blocks=19, channels=256, value_hidden=256, policy_channels=2)  # [AZ]/[AGZ]
@@ -59,7 +62,8 @@ def _paper(game: str) -> Config:
       search=SearchConfig(**PAPER_SEARCH),
       selfplay=SelfPlayConfig(batch_size=games, chunk_plies=chunk, temperature_plies=PAPER_TEMPERATURE_PLIES),
       replay=ReplayConfig(window=window),
-      train=TrainConfig(**PAPER_TRAIN, updates_per_step=updates, num_steps=PAPER_UPDATES // updates),
+      train=TrainConfig(**dict(PAPER_TRAIN, **(PAPER_GO_TRAIN if game in GO_SIZES else {})), updates_per_step=updates,
+                        num_steps=PAPER_UPDATES // updates),
       run=RunConfig(log_every=100, checkpoint_every=1000, eval_every=5000, eval_games=400),
   )
 

@@ -156,8 +156,9 @@ def scatter(values: chex.Array, actions: chex.Array, num_actions: int) -> chex.A
   return jax.vmap(lambda v, a: jnp.zeros((num_actions,), v.dtype).at[a].add(v))(values, actions)
 
 
-def preferred_child(visits: chex.Array, weights: chex.Array) -> chex.Array:
-  """[] int32 the root child a search prefers: the most visited, ties broken by the search policy's weight.
+def preferred_child(visits: chex.Array, tie_break: chex.Array) -> chex.Array:
+  """[] int32 the root child a search prefers: the most visited, ties broken by `tie_break` (Gumbel: the improved
+  policy's weight; PUCT, whose weights are the visits themselves: Q, as Lc0 breaks them).
 
   Lc0's best move (its q_ratio's "best_q"). Ties are the rule, not the exception, in a Gumbel search with as many
   simulations as moves considered (the cpu presets' 16 over 16, and the 4-simulation fast search): sequential
@@ -165,7 +166,7 @@ def preferred_child(visits: chex.Array, weights: chex.Array) -> chex.Array:
   lowest-numbered legal move, whatever its value. Gumbel's improved policy ranks those children by prior and Q, as
   its own choice of move does."""
   most = visits == visits.max()
-  return jnp.argmax(jnp.where(most, weights, -jnp.inf)).astype(jnp.int32)
+  return jnp.argmax(jnp.where(most, tie_break, -jnp.inf)).astype(jnp.int32)
 
 
 def root_summary(out: SearchOutput) -> tuple[chex.Array, chex.Array]:
@@ -322,11 +323,15 @@ def for_colour(utility: chex.Array, colour: chex.Array) -> chex.Array:
 
 def choose_move(key: chex.PRNGKey, weights: chex.Array, temperature: chex.Array) -> chex.Array:
   """_unbatched_: a move drawn in proportion to the search policy `weights` [A] raised to 1 / `temperature`,
-  or the greedy move (most visited; the improved policy's best under Gumbel) at temperature 0. The one move
-  choice of self-play (by ply), agents and engines."""
+  or the greedy move (most visited; the improved policy's best under Gumbel) at temperature 0, a tie drawn at
+  random. The one move choice of self-play (by ply), agents and engines.
+
+  Ties are common under PUCT at few simulations (an unvisited child's Q of 0 spreads a losing side's visits
+  thin), and an argmax took the lowest action id among them: Go's upper left, whatever the values."""
   t = jnp.asarray(temperature, jnp.float32)
   sampled = jax.random.categorical(key, jnp.log(weights) / jnp.maximum(t, 1e-6))
-  return jnp.where(t > 0, sampled, jnp.argmax(weights)).astype(jnp.int32)
+  greedy = jax.random.categorical(jax.random.fold_in(key, 1), jnp.where(weights == weights.max(), 0.0, -jnp.inf))
+  return jnp.where(t > 0, sampled, greedy).astype(jnp.int32)
 
 
 def network_evaluator(network: Network):
@@ -526,7 +531,8 @@ def make_search_with(env: pgx.Env, evaluate: Evaluate, config: SearchConfig, leg
             gumbel_scale=config.gumbel_scale if noise else 0.0, qtransform=gumbel_qtransform)
         tree, weights = out.search_tree, out.action_weights
     summary = tree.summary()  # over the root's children, as the tree indexes them (as `weights`, until scattered)
-    best_value = summary.qvalues[0, preferred_child(summary.visit_counts[0], weights[0])]
+    tie_break = summary.qvalues[0] if config.algorithm == "puct" else weights[0]
+    best_value = summary.qvalues[0, preferred_child(summary.visit_counts[0], tie_break)]
     weights = scatter(weights, actions, num_actions) if width else weights
     return SearchOutput(weights=weights[0], value=summary.value[0], prior_value=prior_value[0], best_value=best_value,
                         prior_logits=logits[0], legal=legal[0], tree=tree, actions=actions[0])

@@ -22,6 +22,10 @@ def test_paper_preset_holds_the_paper_numbers():
   assert (c.train.batch_size, c.train.learning_rate, c.train.momentum, c.train.l2) == (4096, 0.2, 0.9, 1e-4)
   assert c.train.lr_boundaries == (100_000, 300_000, 500_000)
   assert c.train.num_steps * c.train.updates_per_step == 700_000
+  for game in ("go", "go9"):  # [AZp]: "Go starts at 2e-2 immediately", then chess's later drops
+    go = azjax.preset(game, "paper").train
+    assert (go.learning_rate, go.lr_boundaries, go.lr_decay) == (0.02, (300_000, 500_000), 0.1)
+  assert azjax.preset("shogi", "paper").train.learning_rate == 0.2
 
 
 def test_overrides_parse_types():

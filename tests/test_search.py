@@ -10,8 +10,8 @@ from azjax.config import Config, ConfigError, NetworkConfig, SearchConfig
 from azjax.games import make_env
 from azjax.network import make_network
 from azjax import rules
-from azjax.search import (Extras, children, dirichlet_alpha, make_search, make_search_with, masked_logits, root_summary,
-                          scatter, score_center, score_utility, tree_width, unlean)
+from azjax.search import (Extras, children, choose_move, dirichlet_alpha, make_search, make_search_with, masked_logits,
+                          root_summary, scatter, score_center, score_utility, tree_width, unlean)
 from conftest import COMPUTE, batched_init, batched_step, untrained_agent
 
 
@@ -449,26 +449,37 @@ def test_moves_left_utility_prefers_the_shorter_win_and_the_longer_loss(value, p
   assert (chosen == (0 if prefers == "shortest" else 8)).all(), chosen
 
 
-def test_best_value_is_the_value_of_the_child_the_search_prefers():
-  # Gumbel with as many simulations as moves visits each root child once, so every child ties on visits. A flat
-  # evaluator worth -s/10 to the mover after a stone on square s: the root player's Q of playing square s is s/10,
-  # and the search prefers square 8. best_value (what q_ratio mixes into the value target) is that child's Q, not
-  # the first tied child's (square 0, Q 0), as a plain argmax of the visits gave.
+@pytest.mark.parametrize("algorithm", ["gumbel", "puct"])
+def test_best_value_is_the_value_of_the_child_the_search_prefers(algorithm):
+  # Gumbel with as many simulations as moves visits each root child once, so every child ties on visits; so does
+  # PUCT where an unvisited child counts as a win. A flat evaluator worth -s/10 to the mover after a stone on square
+  # s: the root player's Q of playing square s is s/10, and the search prefers square 8 (Gumbel's improved policy;
+  # PUCT's tie broken by Q). best_value (what q_ratio mixes into the value target) is that child's Q, not the first
+  # tied child's (square 0, Q 0), as a plain argmax of the visits gave.
   env = make_env("tictactoe")
 
   def flat(variables, key, state):
     squares = state.observation.reshape(state.observation.shape[0], 9, -1).sum(-1)  # stones on each square
     return jnp.zeros(state.legal_action_mask.shape), -(squares * jnp.arange(9.0)).sum(-1) / 10, Extras()
 
-  config = SearchConfig(algorithm="gumbel", num_simulations=9, max_considered_actions=9)
+  config = SearchConfig(algorithm=algorithm, num_simulations=9, max_considered_actions=9, unvisited_value=1.0)
   out = make_search_with(env, flat, config, lambda s: s.legal_action_mask, 9, "tictactoe")(
       None, jax.random.split(jax.random.PRNGKey(1), 2), batched_init(env)(jax.random.split(jax.random.PRNGKey(0), 2)),
       noise=False)
   visits, q = (np.asarray(x) for x in root_summary(out))
   assert (visits == 1).all()
   np.testing.assert_allclose(q[:, 8], 0.8, rtol=1e-6)
-  assert (np.argmax(np.asarray(out.weights), -1) == 8).all()
+  if algorithm == "gumbel":
+    assert (np.argmax(np.asarray(out.weights), -1) == 8).all()
   np.testing.assert_allclose(out.best_value, 0.8, rtol=1e-6)
+
+
+def test_the_greedy_move_draws_among_the_most_visited_at_random():
+  # Under PUCT at few simulations the most visits often tie; an argmax took the lowest action id among them.
+  keys = jax.random.split(jax.random.PRNGKey(0), 2000)
+  moves = np.asarray(jax.vmap(choose_move, in_axes=(0, None, None))(keys, jnp.array([0.1, 0.4, 0.1, 0.4]), 0.0))
+  assert set(np.unique(moves)) == {1, 3} and 0.45 < np.mean(moves == 1) < 0.55
+  assert (np.asarray(jax.vmap(choose_move, in_axes=(0, None, None))(keys, jnp.array([0.1, 0.5, 0.4]), 0.0)) == 1).all()
 
 
 @pytest.mark.parametrize("fen", ["6k1/8/3p4/8/4N3/8/8/6K1 w - - 0 1", "6k1/8/8/4n3/8/3P4/8/6K1 b - - 0 1"])
