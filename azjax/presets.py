@@ -99,7 +99,8 @@ def _small(game: str) -> Config:
                lr_boundaries=_drops(steps, updates))
   return Config(
       game=game,
-      network=NetworkConfig(blocks=blocks, channels=channels, value_hidden=min(256, channels * 2)),
+      network=NetworkConfig(blocks=blocks, channels=channels, value_hidden=min(256, channels * 2),
+                            policy_head=PAPER_POLICY_HEAD.get(game, "flat")),
       search=SearchConfig(**dict(PAPER_SEARCH, num_simulations=sims, go_pass=_GO_PASS.get(game, "pgx"))),
       selfplay=SelfPlayConfig(batch_size=games, chunk_plies=16, temperature_plies=PAPER_TEMPERATURE_PLIES),
       replay=ReplayConfig(window=window),

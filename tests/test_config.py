@@ -16,6 +16,7 @@ def test_paper_preset_holds_the_paper_numbers():
   c = azjax.preset("chess", "paper")
   assert (c.network.blocks, c.network.channels, c.network.policy_head) == (19, 256, "planes")  # Table S2
   assert azjax.preset("go", "paper").network.policy_head == "flat"
+  assert azjax.preset("chess", "small").network.policy_head == "planes"  # small keeps the paper's representation
   assert c.search.algorithm == "puct" and c.search.num_simulations == 800
   assert (c.search.c_init, c.search.c_base, c.search.dirichlet_fraction) == (1.25, 19652.0, 0.25)
   assert c.selfplay.temperature_plies == 30
