@@ -270,7 +270,9 @@ _CPU_PLAY_SIMULATIONS = {"chess": 32}
 # the preset's takes 0.205 (docs/results/learning, sections 41-42). Self-play repetitions 13% over steps 351-400. On
 # the preset before the attack planes it gained nothing (section 19). `--set train.q_ratio=0` for the outcome alone.
 # Those runs read q from the first of Gumbel's tied root children, not the best (section 64): with the best child's
-# q the preset is level with them at step 1200 (0.469 head to head, seed 1) and repeats positions more often.
+# q the preset is level with them at step 1200 (0.469 head to head, seed 1) and repeats positions more often. With
+# the best child's q, 0.75 beat 0.5 at step 1200 on seed 1 (0.609, 0.554-0.659) with no repetitions, where it had
+# lost with the first's (section 51), and 1.0 still collapses the value (section 65): 0.5 stays until a second seed.
 _CPU_Q_RATIO = {"chess": 0.5}
 
 # Chess reads two positions, the current one and the one before (network.history; the papers' T = 8, [AZ] Methods
