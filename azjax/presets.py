@@ -271,8 +271,9 @@ _CPU_PLAY_SIMULATIONS = {"chess": 32}
 # the preset before the attack planes it gained nothing (section 19). `--set train.q_ratio=0` for the outcome alone.
 # Those runs read q from the first of Gumbel's tied root children, not the best (section 64): with the best child's
 # q the preset is level with them at step 1200 (0.469 head to head, seed 1) and repeats positions more often. With
-# the best child's q, 0.75 beat 0.5 at step 1200 on seed 1 (0.609, 0.554-0.659) with no repetitions, where it had
-# lost with the first's (section 51), and 1.0 still collapses the value (section 65): 0.5 stays until a second seed.
+# it, 0.75 beat 0.5 on seed 1 at steps 400, 800 and 1200 (0.699, 0.656, 0.609, each interval above 0.5) with almost
+# no repetitions, where it had lost with the first child's (section 51), and 1.0 still collapses the value (section
+# 65): 0.5 stays until a second seed.
 _CPU_Q_RATIO = {"chess": 0.5}
 
 # Chess reads two positions, the current one and the one before (network.history; the papers' T = 8, [AZ] Methods
