@@ -9,7 +9,8 @@ pgx's rules reject (occupied, suicide, ko, superko) are `? illegal move` and
 change nothing. A game goes on past pgx's length cap of 2 x points plies,
 which training keeps, to 8 x points (pgx_private.engine_env). `final_score`
 counts area (Tromp-Taylor: stones and the empty regions that touch one colour)
-minus komi. `genmove` resigns only when --resign V is set and the search's
+minus the komi set by `komi`; the network and its search know only training's
+komi, pgx's 7.5, whatever `komi` says (GTP asks an engine to accept any komi). `genmove` resigns only when --resign V is set and the search's
 value falls below -V. Everything `genmove` runs compiles before the first
 answer.
 """
