@@ -261,20 +261,19 @@ _CPU_ADJUDICATION = {"chess": dict(max_plies=80, adjudicate_material=3)}
 # section 38). `--set search.play_simulations=0` plays at self-play's 16.
 _CPU_PLAY_SIMULATIONS = {"chess": 32}
 
-# Lc0's q_ratio (train.q_ratio; lczero-training, tf/tfprocess.py) at 0.5 for chess: each position's value target is
-# half its game's outcome and half its own search's value of its best move. The outcome of a 150-ply game between
-# players that hang and retake pieces says little about a capture available now; the search's value, read after the
-# capture where the material is on the board, does. Against the same preset without it (section 40's seed-0 run), 64
-# games at 16 simulations a side, equal steps: seed 0 0.656 at step 250 and 0.719 (0.630-0.782) at 400; seed 1 0.586
-# at 175 and 0.695 (0.606-0.762) at 400; seed 2 0.570 at 150. Its search takes free material 0.445 of the time where
-# the preset's takes 0.205 (docs/results/learning, sections 41-42). Self-play repetitions 13% over steps 351-400. On
-# the preset before the attack planes it gained nothing (section 19). `--set train.q_ratio=0` for the outcome alone.
-# Those runs read q from the first of Gumbel's tied root children, not the best (section 64): with the best child's
-# q the preset is level with them at step 1200 (0.469 head to head, seed 1) and repeats positions more often. With
-# it, 0.75 beat 0.5 on seed 1 at steps 400, 800 and 1200 (0.699, 0.656, 0.609, each interval above 0.5) with almost
-# no repetitions, where it had lost with the first child's (section 51), and 1.0 still collapses the value (section
-# 65): 0.5 stays until a second seed.
-_CPU_Q_RATIO = {"chess": 0.5}
+# Lc0's q_ratio (train.q_ratio; lczero-training, tf/tfprocess.py) at 0.75 for chess: each position's value target is
+# a quarter its game's outcome and three quarters its own search's value of its best move. The outcome of a game
+# between players that hang and retake pieces says little about a capture available now; the search's value, read
+# after the capture where the material is on the board, does. At 0.5 against the preset without it (section 40's
+# seed-0 run), 64 games at 16 simulations a side, equal steps: seed 0 0.719 (0.630-0.782) at step 400, seed 1 0.695
+# (0.606-0.762); its search takes free material 0.445 of the time where the preset's takes 0.205 (docs/results/
+# learning, sections 41-42). Those runs read q from the first of Gumbel's tied root children, not the best (section
+# 64). With the best child's q, 0.75 against 0.5, 128 games at equal steps: seed 1 0.699, 0.656, 0.609 at steps 400,
+# 800, 1200 (section 65); seed 0 0.492 (0.441-0.544) at 400 and 0.684 (0.629-0.727) at 1140 (section 66). At 0.5
+# self-play drew by repetition in 6-15% of games on seed 1 and in 27-37% over steps 951-1140 on seed 0, past the
+# issue's 20%; at 0.75 in 0-1% on both. 1.0 collapses the value (section 65). `--set train.q_ratio=0` for the
+# outcome alone (the papers), `=0.5` for the preset before.
+_CPU_Q_RATIO = {"chess": 0.75}
 
 # Chess reads two positions, the current one and the one before (network.history; the papers' T = 8, [AZ] Methods
 # "Representation"): the position before shows what just moved, and the six before that are, for a 2x32 network,
