@@ -10,9 +10,9 @@ change nothing. A game goes on past pgx's length cap of 2 x points plies,
 which training keeps, to 8 x points (pgx_private.engine_env). `final_score`
 counts area (Tromp-Taylor: stones and the empty regions that touch one colour)
 minus the komi set by `komi`; the network and its search know only training's
-komi, pgx's 7.5, whatever `komi` says (GTP asks an engine to accept any komi). `genmove` resigns only when --resign V is set and the search's
-value falls below -V. Everything `genmove` runs compiles before the first
-answer.
+komi, pgx's 7.5, whatever `komi` says (GTP asks an engine to accept any komi).
+`genmove` resigns only when --resign V is set and the search's value falls
+below -V. Everything `genmove` runs compiles before the first answer.
 """
 
 from __future__ import annotations
