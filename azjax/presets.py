@@ -271,8 +271,8 @@ _CPU_PLAY_SIMULATIONS = {"chess": 32}
 # 64). With the best child's q, 0.75 against 0.5, 128 games at equal steps: seed 1 0.699, 0.656, 0.609 at steps 400,
 # 800, 1200 (section 65); seed 0 0.492 (0.441-0.544), 0.613 (0.565-0.655), 0.684 (0.629-0.727) at 400, 800, 1140
 # (section 66). At 0.5 self-play drew by repetition in 6-15% of games over steps 401-1200 on seed 1 and in 27% over
-# steps 801-1140 on seed 0 (37% over its last 40), past the issue's 20%; at 0.75 in 0-1% on both. 1.0 collapses the value (section 65). `--set train.q_ratio=0` for the
-# outcome alone (the papers), `=0.5` for the preset before.
+# steps 801-1140 on seed 0 (37% over its last 40), past the issue's 20%; at 0.75 in 0-1% on both. 1.0 collapses the
+# value (section 65). `--set train.q_ratio=0` for the outcome alone (the papers), `=0.5` for the preset before.
 _CPU_Q_RATIO = {"chess": 0.75}
 
 # Chess reads two positions, the current one and the one before (network.history; the papers' T = 8, [AZ] Methods

@@ -8,6 +8,8 @@ to ply CAP and, at every ply, compares the material lead after the last move wit
 
   python mid_exchange.py RUN STEP [GAMES [CAP]]
 
+CAP defaults to the checkpoint's `selfplay.max_plies`, the margin is its `selfplay.adjudicate_material`.
+
 Prints, at the cap and over all plies 20..CAP: how often the margin rule gives a decision, and how often that
 decision did not hold before the last move (the lead was under the margin, or the other side's, one ply earlier).
 """
@@ -19,10 +21,12 @@ import numpy as np
 from azjax import load_agent, rules
 
 run, step = sys.argv[1], int(sys.argv[2])
-games = int(sys.argv[3]) if len(sys.argv) > 3 else 64
-cap = int(sys.argv[4]) if len(sys.argv) > 4 else 80
-margin = 3
 agent = load_agent(run, step)
+games = int(sys.argv[3]) if len(sys.argv) > 3 else 64
+cap = int(sys.argv[4]) if len(sys.argv) > 4 else agent.config.selfplay.max_plies
+margin = agent.config.selfplay.adjudicate_material
+if cap <= 0 or margin <= 0:
+  sys.exit(f"{run} trained without a length cap and material adjudication (selfplay.max_plies, adjudicate_material)")
 env = agent.env
 state = jax.jit(jax.vmap(env.init))(jax.random.split(jax.random.PRNGKey(0), games))
 player = agent.player(greedy=False)
@@ -50,6 +54,7 @@ def decided(t):
 d, h = decided(cap)
 print(f"{run}@{step}, {games} games, cap {cap}: {alive[cap].sum()} reached it; the margin rule decided {d.sum()}, "
       f"{h.sum()} of them with the lead held the ply before ({d.sum() - h.sum()} not)")
-ds, hs = zip(*(decided(t) for t in range(20, cap + 1)))
+first = min(20, cap)
+ds, hs = zip(*(decided(t) for t in range(first, cap + 1)))
 ds, hs = np.concatenate(ds), np.concatenate(hs)
-print(f"plies 20-{cap}, {ds.size} positions: decided {ds.mean():.3f}, of which held {hs.sum() / max(ds.sum(), 1):.3f}")
+print(f"plies {first}-{cap}, {ds.size} positions: decided {ds.mean():.3f}, of which held {hs.sum() / max(ds.sum(), 1):.3f}")
