@@ -30,7 +30,9 @@ PAPER_SEARCH = dict(
 )
 PAPER_TEMPERATURE_PLIES = 30  # [AGZ] "For the first 30 moves of each game, the temperature is set to tau = 1"
 PAPER_TRAIN = dict(
-    optimizer="sgd", momentum=0.9, l2=1e-4,  # [AZp] momentum, weight_decay; [AGZ] eq. 1, c = 1e-4
+    # L2 as [AGZ] eq. 1: c ||theta||^2, c = 1e-4, beside the batch-mean data terms. [AZp], read literally, differs:
+    # weight_decay 1e-4 times tf.nn.l2_loss (half the squared norm) beside data terms summed over the batch.
+    optimizer="sgd", momentum=0.9, l2=1e-4,  # [AZp] momentum, weight_decay
     batch_size=4096,  # [AZ] "mini-batches of 4,096 positions"
     learning_rate=0.2, lr_decay=0.1,  # [AZ] 0.2, dropped three times to 0.02, 0.002, 0.0002
     lr_boundaries=(100_000, 300_000, 500_000),  # [AZp] learning_rate_schedule
