@@ -130,7 +130,7 @@ def _search_policy_for(game: str, network_config, search_config, num_simulations
 
   def policy(variables, key, state):
     k1, k2 = jax.random.split(key)
-    weights = run(variables, k1, state).weights
+    weights = run(variables, k1, state).move_weights
     return jax.vmap(choose_move, in_axes=(0, 0, None))(jax.random.split(k2, weights.shape[0]), weights,
                                                        0.0 if greedy else 1.0)
 

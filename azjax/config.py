@@ -147,6 +147,13 @@ class SearchConfig:
   # where that bound is far below the action count (chess, shogi), so the tree shrinks (search.tree_width).
   compact_tree: str = "auto"
   max_considered_actions: int = 16  # gumbel only
+  # Where a move is drawn from (self-play, agents, engines): False, the search policy on the moves the search
+  # visited, as Gumbel MuZero plays only a move its Sequential Halving visited (Danihelka et al. 2022, section 4);
+  # True, on every move. Under PUCT both are the visit counts. Gumbel's improved policy also weighs moves no
+  # simulation reached, by a completed Q mixed from the root's value, which tops every visited Q where the search
+  # found each move worse than the network thought: a 4-simulation fast search then played an unsearched move at
+  # 14% of go9's late plies (docs/results/learning, section 67). True is this library before that section.
+  play_unvisited: bool = False
   # Per-ply discount of values: 1 in the papers (a win is a win). Below 1, a win in fewer plies is worth more,
   # in the search (mctx's discount, as MuZero's) and in the value target (z * discount^(plies to the end - 1),
   # replay.py): a network that wins on material against a weak mover but never mates (chess's draws against

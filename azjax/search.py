@@ -80,6 +80,7 @@ masked_logits = rules.masked_logits
 @chex.dataclass(frozen=True)
 class SearchOutput:
   weights: chex.Array  # [B, A] visit distribution (PUCT) or improved policy (Gumbel): the policy target
+  move_weights: chex.Array  # [B, A] what a move is drawn from: `weights` on the visited moves (search.play_unvisited)
   value: chex.Array  # [B] root value after search, for the player to move (with a score utility, its utility)
   prior_value: chex.Array  # [B] the evaluator's value of the root before search
   best_value: chex.Array  # [B] the value of the root's preferred child (`preferred_child`), for the player to move
@@ -533,9 +534,12 @@ def make_search_with(env: pgx.Env, evaluate: Evaluate, config: SearchConfig, leg
     summary = tree.summary()  # over the root's children, as the tree indexes them (as `weights`, until scattered)
     tie_break = summary.qvalues[0] if config.algorithm == "puct" else weights[0]
     best_value = summary.qvalues[0, preferred_child(summary.visit_counts[0], tie_break)]
-    weights = scatter(weights, actions, num_actions) if width else weights
-    return SearchOutput(weights=weights[0], value=summary.value[0], prior_value=prior_value[0], best_value=best_value,
-                        prior_logits=logits[0], legal=legal[0], tree=tree, actions=actions[0])
+    move_weights = weights if config.play_unvisited else jnp.where(summary.visit_counts > 0, weights, 0.0)
+    if width:
+      weights, move_weights = scatter(weights, actions, num_actions), scatter(move_weights, actions, num_actions)
+    return SearchOutput(weights=weights[0], move_weights=move_weights[0], value=summary.value[0],
+                        prior_value=prior_value[0], best_value=best_value, prior_logits=logits[0], legal=legal[0],
+                        tree=tree, actions=actions[0])
 
   def search(variables, keys: chex.Array, states: pgx.State, noise: bool = True) -> SearchOutput:
     chex.assert_rank(keys, 2)

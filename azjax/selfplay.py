@@ -211,7 +211,7 @@ def root_moves(keys: chex.Array, out, ply: chex.Array, config: SelfPlayConfig) -
   """[B] each game's move from its search `out` (select_action by `ply`), drawn over the root's children and
   mapped to their moves: in a compact tree K draws, not A (chess: 218 of 4,672; the draw over A cost 3.8 ms of a
   64-game ply on the 2-core CPU). The same law; in a full tree (children: all A moves in order) the same draw."""
-  child = jax.vmap(select_action, in_axes=(0, 0, 0, None, None))(keys, gather(out.weights, out.actions), ply,
+  child = jax.vmap(select_action, in_axes=(0, 0, 0, None, None))(keys, gather(out.move_weights, out.actions), ply,
                                                                  config.temperature_plies, config.endgame_temperature)
   return gather(out.actions, child[:, None])[:, 0]
 
@@ -284,7 +284,9 @@ def play_ply(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Ac
   rewards = jnp.where(state.terminated[:, None], state.rewards, 0.0)
   rewards = jnp.where(resigned[:, None], 1.0 - 2.0 * jax.nn.one_hot(mover_id, 2), rewards)
   if config.adjudicate_material:  # chess only (config.validate): the cap scored by material instead
-    at_cap = (capped | state.truncated) & ~state.terminated & ~resigned
+    # pgx ends chess at its own 512-ply cap as a terminal draw (terminated, no rewards): that cap too.
+    pgx_capped = (ply >= rules.PGX_CAPS[game]) & ~(state.rewards != 0).any(-1)
+    at_cap = ((capped | state.truncated) & ~state.terminated | pgx_capped) & ~resigned
     adjudicated = rules.adjudicated_rewards(state, config.adjudicate_material, config.adjudicate_score)
     rewards = jnp.where(at_cap[:, None], adjudicated, rewards)
   ownership = owned = None

@@ -1,6 +1,7 @@
 """Short real matches against engines installed from Debian packages (.ci/run installs them)."""
 
 import csv
+import logging
 import subprocess
 import sys
 from pathlib import Path
@@ -28,13 +29,15 @@ def _rows(out):
     return list(csv.DictReader(f))
 
 
-def test_smoke_agent_against_stockfish_at_its_weakest(tmp_path):
+def test_smoke_agent_against_stockfish_at_its_weakest(tmp_path, caplog):
   thinker = Thinker(untrained_agent("chess", simulations=2))
   make = lambda: m.Stockfish(_engine("stockfish"), movetime_ms=1000, skill=0, depth=1)
   sf = make()
   assert sf.name == "stockfish skill 0 depth 1" and sf.limit.depth == 1
   sf.close()
-  result, games = m.run_match(thinker, make, "chess", 2, tmp_path, max_plies=60, log=lambda s: None)
+  with caplog.at_level(logging.DEBUG, logger="chess.engine"):  # python-chess logs each command it sends
+    result, games = m.run_match(thinker, make, "chess", 2, tmp_path, max_plies=60, log=lambda s: None)
+  assert sum(r.getMessage().endswith("<< ucinewgame") for r in caplog.records) == 2  # each game starts afresh
   assert result.games == 2 and [g.agent_colour for g in games] == [0, 1]
   rows = _rows(tmp_path)
   assert [r["points"] for r in rows] == [str(g.points) for g in games]

@@ -474,6 +474,40 @@ def test_best_value_is_the_value_of_the_child_the_search_prefers(algorithm):
   np.testing.assert_allclose(out.best_value, 0.8, rtol=1e-6)
 
 
+@pytest.mark.parametrize("play_unvisited", [False, True])
+def test_a_gumbel_search_plays_only_a_move_it_visited(play_unvisited):
+  # 2 simulations over tic-tac-toe's 9 moves, a flat prior: the root is worth +0.9 to its mover, every position
+  # after it +0.5 to the opponent, so both visited moves disappoint (Q -0.5) and the improved policy's completed
+  # Q of the 7 unvisited ones, mixed from the root's value, tops them: the greedy move of `weights` is unvisited.
+  # A move is drawn from `move_weights`: the visited moves only, greedy or sampled (Gumbel MuZero plays the move
+  # its Sequential Halving chose); with search.play_unvisited, from all of `weights`, as before.
+  env = make_env("tictactoe")
+
+  def flat(variables, key, state):
+    empty = state.observation.reshape(state.observation.shape[0], -1).sum(-1) == 0
+    return jnp.zeros(state.legal_action_mask.shape), jnp.where(empty, 0.9, 0.5), Extras()
+
+  config = SearchConfig(algorithm="gumbel", num_simulations=2, max_considered_actions=9,
+                        play_unvisited=play_unvisited)
+  out = make_search_with(env, flat, config, lambda s: s.legal_action_mask, 2, "tictactoe")(
+      None, jax.random.split(jax.random.PRNGKey(1), 2), batched_init(env)(jax.random.split(jax.random.PRNGKey(0), 2)),
+      noise=False)
+  visited = np.asarray(root_summary(out)[0]) > 0
+  assert (visited.sum(-1) == 2).all()
+  weights = np.asarray(out.weights)
+  assert not visited[np.arange(2), weights.argmax(-1)].any()  # the improved policy's best: never searched
+  keys = jax.random.split(jax.random.PRNGKey(2), 400)
+  for temperature in (0.0, 1.0):
+    moves = np.asarray(jax.vmap(jax.vmap(choose_move, in_axes=(None, 0, None)), in_axes=(0, None, None))(
+        keys, out.move_weights, temperature))  # [400 draws, 2 games]
+    played_visited = visited[np.arange(2), moves]
+    assert played_visited.all() != play_unvisited
+  if play_unvisited:
+    np.testing.assert_array_equal(out.move_weights, out.weights)
+  else:
+    np.testing.assert_array_equal(out.move_weights, np.where(visited, weights, 0.0))
+
+
 def test_the_greedy_move_draws_among_the_most_visited_at_random():
   # Under PUCT at few simulations the most visits often tie; an argmax took the lowest action id among them.
   keys = jax.random.split(jax.random.PRNGKey(0), 2000)

@@ -354,21 +354,26 @@ def test_with_resign_turns_a_player_resigns_only_after_that_many_of_its_own_move
 
 @pytest.mark.parametrize("margin, score, black_value", [(9, "margin", -1.0), (15, "margin", 0.0),
                                                         (15, "logistic", 2 / (1 + 10 ** (14 / 4)) - 1)])
-def test_a_chess_game_at_the_length_cap_is_scored_by_material_when_adjudicated(margin, score, black_value):
+@pytest.mark.parametrize("max_plies", [60, 0])
+def test_a_chess_game_at_the_length_cap_is_scored_by_material_when_adjudicated(margin, score, black_value,
+                                                                               max_plies):
   """Black, a queen and a rook down, makes the cap's last move: with adjudication at a margin of 9 the game is
   white's, and black's position trains towards -1; at 15 it stays a draw; scored by the lead's expected score
-  (logistic), black's outcome is -0.9994, an expected score of 0.0003."""
+  (logistic), black's outcome is -0.9994, an expected score of 0.0003. The cap is the config's (max_plies 60)
+  or, with none, pgx's own at ply 512, which pgx ends as a terminal draw."""
   from azjax.engines import pgx_private
   env = make_env("chess")
   net = make_network(NetworkConfig(blocks=1, channels=8, value_hidden=16), env.num_actions)
   search = make_search(env, net, SearchConfig(num_simulations=2), "chess")
   actors = selfplay.init_actors(env, jax.random.PRNGKey(0), jnp.arange(2, dtype=jnp.int32))
   root = pgx_private.from_fen("4k3/8/8/8/8/8/8/QR2K3 b - - 0 1")
-  actors = actors.replace(env=jax.tree.map(lambda x: jnp.stack([x, x]), root), ply=jnp.full(2, 59, jnp.int32))
+  last = (max_plies or rules.PGX_CAPS["chess"]) - 1
+  root = root.replace(_x=root._x._replace(step_count=jnp.int32(last)))
+  actors = actors.replace(env=jax.tree.map(lambda x: jnp.stack([x, x]), root), ply=jnp.full(2, last, jnp.int32))
   variables = net.init(jax.random.PRNGKey(1), actors.env.observation)
   obs = actors.env.observation
   replay = replay_lib.init(2, 8, jax.ShapeDtypeStruct(obs.shape[1:], obs.dtype), env.num_actions)
-  config = SelfPlayConfig(max_plies=60, adjudicate_material=margin, adjudicate_score=score)
+  config = SelfPlayConfig(max_plies=max_plies, adjudicate_material=margin, adjudicate_score=score)
   ply = jax.jit(lambda a, r, k: selfplay.play_ply(env, search, config, variables, a, r, k, "chess"))
   _, replay, outcome, _ = ply(actors, replay, jax.random.PRNGKey(2))
   black = int(root.current_player)

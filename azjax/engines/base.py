@@ -53,7 +53,8 @@ class Thinker:
     return sorted({max(1, s // 16), max(1, s // 4), s})
 
   def think(self, state, simulations: int, env: pgx.Env | None = None) -> tuple[np.ndarray, float, float]:
-    """(search policy [A], root value for the mover, seconds) of one search of `simulations`.
+    """(the search policy on the moves it visited [A], the one a move is drawn from (`SearchOutput.move_weights`);
+    root value for the mover; seconds) of one search of `simulations`.
 
     `env` is the one the state was made in, when not the agent's own (a Position's `env`)."""
     self.searches += 1
@@ -62,12 +63,9 @@ class Thinker:
   def _search(self, state, simulations: int, env, key) -> tuple[np.ndarray, float, float]:
     batch = jax.tree.map(lambda x: x[None], state)
     started = time.perf_counter()
-    if env is None or env is self.agent.env:
-      weights, value = self.agent.search(batch, key, num_simulations=simulations)
-    else:
-      out = jitted(searcher(self.agent.config, simulations, env))((self.agent.params, self.agent.bn_state), key, batch)
-      weights, value = out.weights, out.value
-    weights, value = jax.device_get((weights[0], value[0]))
+    env = None if env is self.agent.env else env
+    out = jitted(searcher(self.agent.config, simulations, env))((self.agent.params, self.agent.bn_state), key, batch)
+    weights, value = jax.device_get((out.move_weights[0], out.value[0]))
     seconds = time.perf_counter() - started
     self.seconds_per_sim[simulations] = seconds / simulations
     return np.asarray(weights), float(value), seconds

@@ -144,13 +144,17 @@ class Stockfish(Opponent):
       self.engine.configure(options)
     except (chess.engine.EngineError, chess.engine.EngineTerminatedError, TimeoutError) as e:
       raise EngineFailure(f"stockfish: {e}") from None
+    self.game = object()
+
+  def new_game(self) -> None:
+    self.game = object()  # python-chess sends `ucinewgame` when the game object changes: a fresh hash table
 
   def move(self, position: Position) -> str:
     import chess  # noqa: PLC0415
     import chess.engine  # noqa: PLC0415
     board = chess_board(position)
     try:
-      result = self.engine.play(board, self.limit, game=id(self))
+      result = self.engine.play(board, self.limit, game=self.game)
     except (chess.engine.EngineError, chess.engine.EngineTerminatedError, TimeoutError) as e:
       raise EngineFailure(f"stockfish: {type(e).__name__}: {e}") from None
     if result.resigned or result.move is None:
