@@ -148,7 +148,7 @@ class SearchConfig:
   compact_tree: str = "auto"
   max_considered_actions: int = 16  # gumbel only
   # Where a move is drawn from (self-play, agents, engines): False, the search policy on the moves the search
-  # visited, as Gumbel MuZero plays only a move its Sequential Halving visited (Danihelka et al. 2022, section 4);
+  # visited, as Gumbel MuZero plays only a move its Sequential Halving visited (Danihelka et al. 2022, Algorithm 2);
   # True, on every move. Under PUCT both are the visit counts. Gumbel's improved policy also weighs moves no
   # simulation reached, by a completed Q mixed from the root's value, which tops every visited Q where the search
   # found each move worse than the network thought: a 4-simulation fast search then played an unsearched move at
