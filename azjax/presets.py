@@ -289,7 +289,7 @@ _CPU_HISTORY = {"chess": 2}
 # The cpu presets draw each self-play move from Gumbel's whole improved policy, moves no simulation visited included
 # (search.play_unvisited), as every run before section 67 did; Gumbel MuZero plays only a visited move, the library's
 # default. Paired on go9, seed 5, 50 minutes each on one core: visited-only lengthened self-play's median game by 6-8
-# plies (63-69 against 57-62 over steps 401-1600), but it was behind at step 800 (0.352, 0.274-0.438, 128 games),
+# plies (63-69 against 56-62 over steps 401-1600), but it was behind at step 800 (0.352, 0.274-0.438, 128 games),
 # level at 1600 (0.508) and no better against GNU Go level 1 at 1600 (6 wins, mean margin -33.4 over 20 games,
 # against 7 and -5.7; docs/results/learning, section 67). Unmeasured on chess. `--set search.play_unvisited=false`.
 _CPU_PLAY_UNVISITED = True
