@@ -53,8 +53,8 @@ class Thinker:
     return sorted({max(1, s // 16), max(1, s // 4), s})
 
   def think(self, state, simulations: int, env: pgx.Env | None = None) -> tuple[np.ndarray, float, float]:
-    """(the search policy on the moves it visited [A], the one a move is drawn from (`SearchOutput.move_weights`);
-    root value for the mover; seconds) of one search of `simulations`.
+    """(move weights [A], root value for the mover, seconds) of one search of `simulations`; the move weights are
+    what a move is drawn from (`SearchOutput.move_weights`: the search policy on the moves the search visited).
 
     `env` is the one the state was made in, when not the agent's own (a Position's `env`)."""
     self.searches += 1
