@@ -89,7 +89,9 @@ class Thinker:
     self.wait()
     self._compile(state, env, sizes[:1] if background else sizes)
     if background and sizes[1:]:
-      self._compiling = threading.Thread(target=self._compile, args=(state, env, sizes[1:]), daemon=True)
+      # Not a daemon: an interpreter that exits while XLA compiles in a daemon thread aborts ("FATAL: exception not
+      # rethrown", exit 134), so a script or test that ends here waits for it. The engines exit with os._exit.
+      self._compiling = threading.Thread(target=self._compile, args=(state, env, sizes[1:]))
       self._compiling.start()
 
   def wait(self) -> None:
