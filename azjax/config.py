@@ -153,7 +153,7 @@ class SearchConfig:
   # simulation reached, by a completed Q mixed from the root's value, which tops every visited Q where the search
   # found each move worse than the network thought: a 4-simulation fast search then played an unsearched move at
   # 14% of one go9 network's late plies (docs/results/learning, section 67). True is this library before that
-  # section, and the cpu presets' setting (presets._CPU_PLAY_UNVISITED: not weaker, measured on go9).
+  # section, and the cpu presets' setting (presets._CPU_PLAY_UNVISITED, with what was measured on go9 and chess).
   play_unvisited: bool = False
   # Per-ply discount of values: 1 in the papers (a win is a win). Below 1, a win in fewer plies is worth more,
   # in the search (mctx's discount, as MuZero's) and in the value target (z * discount^(plies to the end - 1),

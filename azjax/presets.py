@@ -291,7 +291,10 @@ _CPU_HISTORY = {"chess": 2}
 # default. Paired on go9, seed 5, 50 minutes each on one core: visited-only lengthened self-play's median game by 6-8
 # plies (63-69 against 56-62 over steps 401-1600), but it was behind at step 800 (0.352, 0.274-0.438, 128 games),
 # level at 1600 (0.508) and no better against GNU Go level 1 at 1600 (6 wins, mean margin -33.4 over 20 games,
-# against 7 and -5.7; docs/results/learning, section 67). Unmeasured on chess. `--set search.play_unvisited=false`.
+# against 7 and -5.7; docs/results/learning, section 67). Paired on chess, seeds 0 and 1, to step 1170 on one core each:
+# at step 1100 visited-only scored 0.562 (0.511-0.610) and 0.207 (0.169-0.262) over 128 games, and seed 1's self-play
+# drew by repetition in up to 42% of a 100-step window's games (steps 801-900), where this draw stayed at 0-2%
+# (section 68). `--set search.play_unvisited=false`.
 _CPU_PLAY_UNVISITED = True
 
 
