@@ -140,7 +140,7 @@ print("alive", thinker._compiling.is_alive(), flush=True)
 
 def test_a_script_that_exits_while_the_smaller_rungs_compile_exits_cleanly_with_them_compiled():
   """Interpreter exit waits for the background compile: in a daemon thread, XLA aborted the process at exit
-  ("FATAL: exception not rethrown", exit 134) in 3 of 6 tries, and a test worker ending there was lost."""
+  ("FATAL: exception not rethrown", exit 134, its buffered output lost) in 3 of 6 tries."""
   done = subprocess.run([sys.executable, "-c", _EXIT_WHILE_COMPILING], capture_output=True, text=True, cwd=ROOT,
                         timeout=300)
   assert done.returncode == 0, done.stderr[-2000:]
