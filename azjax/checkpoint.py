@@ -172,6 +172,11 @@ def load_model(mngr: ocp.CheckpointManager, abstract_model, step: int):
   raise CheckpointError(f"checkpoint step {step} in {mngr.directory} is damaged: {describe(problems)}")
 
 
+def _of_the_machine(e: Exception) -> bool:
+  """Whether a restore failed for want of memory (host or device), not for what the files hold."""
+  return isinstance(e, MemoryError) or "RESOURCE_EXHAUSTED" in str(e) or "out of memory" in str(e).lower()
+
+
 def restore_latest(mngr: ocp.CheckpointManager, abstract_state, shardings, check=None, warn=warning):
   """Restores the newest intact step: returns (state, meta), or (None, None) when there is no step.
 
@@ -193,6 +198,9 @@ def restore_latest(mngr: ocp.CheckpointManager, abstract_state, shardings, check
       try:
         state = restore_state(mngr, abstract_state, shardings, step)
       except Exception as e:
+        if _of_the_machine(e):  # not the files' fault: moving the step aside would lose it
+          raise CheckpointError(f"checkpoint step {step} in {directory} could not be restored: {reason(e)}. Its "
+                                "files are intact and nothing was moved; resume again where there is room") from e
         problems = [f"state/ could not be read ({reason(e)})"]
     if problems:
       damaged.append((step, problems))

@@ -51,6 +51,18 @@ def make_optimizer(config: TrainConfig) -> optax.GradientTransformation:
   return optax.inject_hyperparams(optax.adam)(learning_rate=schedule)
 
 
+def with_momentum(opt_state, config: TrainConfig):
+  """`opt_state` with the config's momentum. inject_hyperparams keeps a plain number in the optimiser's state
+  and reads it back from there, so a resumed run's --set train.momentum would not reach it otherwise (the
+  learning rate is a schedule, recomputed from the config)."""
+  hyperparams = getattr(opt_state, "hyperparams", {})
+  if "momentum" not in hyperparams:
+    return opt_state
+  old = hyperparams["momentum"]
+  new = jax.jit(lambda x: jnp.full_like(x, config.momentum), out_shardings=old.sharding)(old)
+  return opt_state._replace(hyperparams={**hyperparams, "momentum": new})
+
+
 def current_learning_rate(opt_state) -> chex.Array:
   """The learning rate of the optimiser's latest update (the first one's before any update)."""
   return opt_state.hyperparams["learning_rate"]

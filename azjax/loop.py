@@ -27,14 +27,17 @@ from pathlib import Path
 import jax
 from tqdm.auto import tqdm
 
-from azjax import arena, budget, checkpoint as ckpt, distributed, evaluation, train_step as train_lib
+from azjax import arena, budget, checkpoint as ckpt, distributed, evaluation, learner, train_step as train_lib
 from azjax.records import CsvLog, EventLog, read_rows, row_step
 from azjax.config import Config, ConfigError, validate
 from azjax.games import spec
 
-# Fields that fix the shapes of the saved state: a resumed run must keep them; and switches whose being on
+# Fields that fix the shapes of the saved state, and the seed, whose keys it carries on: a resumed run must keep
+# them (network.inference_dtype aside: how the network runs, not what it holds); and switches whose being on
 # (non-zero) adds a part to it (the replay's search values, gating's best network): it must keep them on or off.
-STRUCTURAL_FIELDS = ("game", "network", "selfplay.batch_size", "replay.window", "replay.compact", "train.optimizer")
+STRUCTURAL_FIELDS = ("game", "seed", "network", "selfplay.batch_size", "selfplay.resign_turns", "replay.window",
+                     "replay.compact", "train.optimizer")
+FREE_FIELDS = ("network.inference_dtype",)
 STRUCTURAL_SWITCHES = ("train.q_ratio", "run.gate_games")
 
 
@@ -87,10 +90,19 @@ def _get(config: Config, path: str):
   return value
 
 
+def _fields(config: Config, path: str) -> list[str]:
+  """`path`, or each of its fields where it is a section (network), less FREE_FIELDS."""
+  value = _get(config, path)
+  if not dataclasses.is_dataclass(value):
+    return [path]
+  return [f for field in dataclasses.fields(value) for f in _fields(config, f"{path}.{field.name}")
+          if f not in FREE_FIELDS]
+
+
 def check_compatible(saved: Config, config: Config) -> None:
   """Raises CheckpointError naming every structural field on which the configs differ."""
-  diffs = [f"{f} (checkpoint {_get(saved, f)!r}, config {_get(config, f)!r})" for f in STRUCTURAL_FIELDS
-           if _get(saved, f) != _get(config, f)]
+  diffs = [f"{f} (checkpoint {_get(saved, f)!r}, config {_get(config, f)!r})" for s in STRUCTURAL_FIELDS
+           for f in _fields(config, s) if _get(saved, f) != _get(config, f)]
   diffs += [f"{f} on or off (checkpoint {_get(saved, f)!r}, config {_get(config, f)!r})" for f in STRUCTURAL_SWITCHES
             if bool(_get(saved, f)) != bool(_get(config, f))]
   if diffs:
@@ -125,6 +137,10 @@ def _quiet_logger() -> logging.Logger:
 
 def _logger(run_dir: Path) -> logging.Logger:
   log = logging.getLogger(f"azjax.run.{run_dir}")
+  for handler in list(log.handlers):  # the run directory was removed and made again in this process: a new file
+    if not Path(handler.baseFilename).exists():
+      log.removeHandler(handler)
+      handler.close()
   if not log.handlers:
     log.setLevel(logging.INFO)
     log.propagate = False  # the progress bar owns the terminal
@@ -204,12 +220,16 @@ def _train(config: Config, run_dir: Path, resume: bool, progress: bool, callback
       check_compatible(ckpt.config_from_meta(meta), config)
     # Restored before the compile, so that a checkpoint this run cannot use is refused at once.
     state, _ = ckpt.restore_latest(mngr, abstract, shardings, check=check, warn=notes.append)
+    if state is not None:
+      state = state.replace(opt_state=learner.with_momentum(state.opt_state, config.train))
   # A run resumed at or past its train.num_steps trains nothing: say so, and skip the compile (minutes at the
   # paper's sizes); an evaluation a kill cut short is still played.
   finished = state is not None and ckpt.step_of(state) >= config.train.num_steps
   if finished:
     notes.append(f"the run already reached train.num_steps={config.train.num_steps}: nothing to train "
                  "(--set train.num_steps=N to continue it)")
+  if main and state is None:  # written before the first compile (minutes at the paper's sizes): a run killed
+    ckpt.atomic_write_text(run_dir / "config.json", config.to_json())  # in it can start again (--resume)
   train_step = None if finished else train_lib.compiled_train_step(program, mesh, n)
   memory = budget.estimate(config, abstract, mesh.size, compiled=train_step)
   budget.check(config, memory)
@@ -249,8 +269,9 @@ def _train(config: Config, run_dir: Path, resume: bool, progress: bool, callback
   gating = evaluation.Gating(config) if config.run.gate_games else None
   if gating and main:
     gating.open(run_dir, step)
-  # TensorBoard hides the events at and after a purge step: the checkpoint's own step stays shown.
-  writer = EventLog(run_dir / "tb", purge_step=step + 1 if step else None) if main else None
+  # TensorBoard hides the events at and after a purge step: the checkpoint's own step stays shown (a resumed
+  # run with no checkpoint yet, killed before its first, starts again at step 1: all of the first try's go).
+  writer = EventLog(run_dir / "tb", purge_step=step + 1 if step or resume else None) if main else None
 
   positions_per_step = config.selfplay.batch_size * config.selfplay.chunk_plies
   bar = tqdm(total=config.train.num_steps, initial=step, disable=not (progress and main), unit="step",

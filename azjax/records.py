@@ -62,18 +62,24 @@ class CsvLog:
     except OSError as e:
       raise WriteError(f"could not write {self.path}: {reason(e)}") from e
 
+  def _widened(self, rows: list[dict]) -> bool:
+    """Adds the columns of `rows` the file lacks (a resumed run's config may log more); True if any."""
+    new = [k for row in rows for k in row if k not in (self.fields or [])]
+    self.fields = list(dict.fromkeys((self.fields or []) + new))
+    return bool(new)
+
   def append(self, row: dict):
-    if self.fields is None:
-      self.fields = list(row)
-      self._write([], "w")
-    self._write([{k: row.get(k, "") for k in self.fields}], "a")
+    if self._widened([row]):  # the first row, or new columns: the file is rewritten, earlier rows left blank there
+      self.extend([row])
+    else:
+      self._write([{k: row.get(k, "") for k in self.fields}], "a")
 
   def extend(self, rows: list[dict]):
     """Adds `rows` together: the file is rewritten atomically, so a kill leaves all of them or none (an
     evaluation's rows: one missing would pass for an evaluation finished)."""
     if not rows:
       return
-    self.fields = self.fields or list(rows[0])
+    self._widened(rows)
     self._write(read_rows(self.path) + [{k: row.get(k, "") for k in self.fields} for row in rows], "w")
 
 

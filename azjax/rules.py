@@ -218,11 +218,17 @@ def ending(game: str, state: pgx.State, ply: chex.Array, max_plies: int = 0) -> 
 
   "win": checkmate, a Go score or any other decisive end; "draw": any other drawn end (stalemate,
   50-move rule, insufficient material, ...); "cap": the game's or the config's length cap, or pgx's
-  truncation; "double_pass": Go's two passes in a row; "repetition": chess's threefold repetition."""
-  cap = jnp.minimum(PGX_CAPS.get(game, 1 << 30), max_plies if max_plies > 0 else 1 << 30)
+  truncation; "double_pass": Go's two passes in a row; "repetition": chess's threefold repetition.
+  A game the rules ended on the cap's own ply (a mate, a repetition, two passes) keeps the rules' code."""
+  pgx_cap = PGX_CAPS.get(game, 1 << 30)
+  cap = jnp.minimum(pgx_cap, max_plies if max_plies > 0 else 1 << 30)
   code = jnp.where((state.rewards != 0).any(-1), 0, 1)
   if game == "chess":
     code = jnp.where(chess_repetitions(state) >= 2, 4, code)
   if game in GO_SIZES:
     code = jnp.where(state._x.consecutive_pass_count >= 2, 3, code)
-  return jnp.where(state.truncated | (ply >= cap), 2, code).astype(jnp.int32)
+  # pgx's own cap ends a game with no flag: a decisive result there is a mate (Go scores the board at its cap),
+  # a drawn one is the cap itself.
+  seen = (code >= 3) | ((code == 0) & (game not in GO_SIZES))
+  by_rule = state.terminated & ~state.truncated & ((ply < pgx_cap) | seen)
+  return jnp.where(~by_rule & (state.truncated | (ply >= cap)), 2, code).astype(jnp.int32)

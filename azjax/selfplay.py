@@ -166,8 +166,10 @@ def _resign_turns(config: SelfPlayConfig | None) -> int:
 
 def resign_value(out) -> chex.Array:
   """[B] what the mover's resignation looks at: the higher of the root value and the best child's value
-  (AlphaGo Zero, Methods "Self-play": it resigns when both are below v_resign)."""
-  return jnp.maximum(out.value, out.best_value)
+  (AlphaGo Zero, Methods "Self-play": it resigns when both are below v_resign). Bounded to [-1, 1], the
+  calibration's range: with search.score_utility the values reach past -1, under the threshold's -1 that
+  means nobody resigns, and under the lowest calibration bin that counts false positives."""
+  return jnp.clip(jnp.maximum(out.value, out.best_value), -1.0, 1.0)
 
 
 def _bin_edge(k):
@@ -283,10 +285,10 @@ def play_ply(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Ac
   # Only a real end of game scores; truncation and the length cap are draws (unless adjudicated). Resigning loses.
   rewards = jnp.where(state.terminated[:, None], state.rewards, 0.0)
   rewards = jnp.where(resigned[:, None], 1.0 - 2.0 * jax.nn.one_hot(mover_id, 2), rewards)
+  ending = jnp.where(resigned, rules.ENDINGS.index("resignation"), rules.ending(game, state, ply, config.max_plies))
   if config.adjudicate_material:  # chess only (config.validate): the cap scored by material instead
     # pgx ends chess at its own 512-ply cap as a terminal draw (terminated, no rewards): that cap too.
-    pgx_capped = (ply >= rules.PGX_CAPS[game]) & ~(state.rewards != 0).any(-1)
-    at_cap = ((capped | state.truncated) & ~state.terminated | pgx_capped) & ~resigned
+    at_cap = done & (ending == rules.ENDINGS.index("cap"))
     adjudicated = rules.adjudicated_rewards(state, config.adjudicate_material, config.adjudicate_score)
     rewards = jnp.where(at_cap[:, None], adjudicated, rewards)
   ownership = owned = None
@@ -301,7 +303,6 @@ def play_ply(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Ac
   # sum over the moves of (v - z d^k)^2 = sum v^2 - 2 z sum v d^k + z^2 sum d^2k, per player with its outcome z,
   # k each move's plies to the last (replay.finish's target, less train.q_ratio's share of the search value)
   sse = (values[..., 1] - 2 * rewards * values[..., 0] + values[..., 2] * rewards ** 2).sum(-1)
-  ending = jnp.where(resigned, rules.ENDINGS.index("resignation"), rules.ending(game, state, ply, config.max_plies))
   outcome = Outcome(done=done, plies=ply, rewards=rewards, first=actors.first, ending=ending, value_sse=sse)
   move = _move_stats(out, action, actors.ply, game, full, actors.env)
   # A finished check game adds the lowest values of its players who did not lose to its slot's calibration.

@@ -142,6 +142,14 @@ def test_a_resumed_run_must_keep_what_shapes_its_saved_state():
     check_compatible(saved, apply_overrides(saved, ["train.q_ratio=0.5", "run.gate_games=4", "run.eval_every=2"]))
   on = apply_overrides(saved, ["train.q_ratio=0.5"])
   check_compatible(on, apply_overrides(on, ["train.q_ratio=0.25"]))
+  # The resignation window's length shapes the actors' state; the seed keys every evaluation and gating match.
+  with pytest.raises(CheckpointError, match=r"seed \(checkpoint 0, config 3\); selfplay.resign_turns \(checkpoint 1"):
+    check_compatible(saved, apply_overrides(saved, ["selfplay.resign_turns=3", "seed=3"]))
+  # A section is compared field by field; the inference precision is how the network runs, not what it holds.
+  with pytest.raises(CheckpointError, match=r"^the checkpoint does not fit this config: network.channels "
+                                            r"\(checkpoint 8, config 16\)$"):
+    check_compatible(saved, apply_overrides(saved, ["network.channels=16", "network.inference_dtype=bfloat16"]))
+  check_compatible(saved, apply_overrides(saved, ["network.inference_dtype=bfloat16"]))
 
 
 def test_a_run_too_short_for_its_learning_rate_drop_is_told_so():

@@ -178,6 +178,7 @@ def test_gtp_transcript(gtp):
   assert gtp("known_command genmove", "known_command fly") == ["= true", "", "= false", ""]
   assert gtp("undo", "undo") == ["=", "", "=", ""] and gtp.engine.position.moves == []
   assert gtp("undo") == ["? cannot undo", ""]
+  assert gtp("play b PASS", "play w Pass", "undo", "undo") == ["=", "", "=", "", "=", "", "=", ""]  # GNU Go's capitals
   gtp("play b E5", "play b D5")  # black twice: a white pass goes between
   assert gtp.engine.position.moves == ["E5", "pass", "D5"]
   assert gtp("final_score") == ["= B+74.5", ""]  # 81 points of black area minus komi 6.5

@@ -18,6 +18,7 @@ from pathlib import Path
 import jax
 import numpy as np
 import pytest
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 import azjax
 from azjax import checkpoint as ckpt, evaluation, sweep, train_step as train_lib
@@ -108,6 +109,9 @@ def _assert_finished_like(run, reference):
   assert _rows(run / "metrics.csv") == _rows(reference / "metrics.csv")  # every step once, same numbers
   assert [int(r["step"]) for r in _rows(run / "metrics.csv")] == list(range(1, STEPS + 1))
   assert _rows(run / "evals.csv") == _rows(reference / "evals.csv")
+  tb = EventAccumulator(str(run / "tb"))  # TensorBoard's own reader: every step once, as in metrics.csv
+  tb.Reload()
+  assert [e.step for e in tb.Scalars("train/loss")] == list(range(1, STEPS + 1))
 
 
 def test_kill_9_inside_a_checkpoint_write_then_resume_is_bit_for_bit(tmp_path, reference, capfd):
@@ -375,6 +379,12 @@ def test_csv_logs_survive_a_kill_mid_write(tmp_path):
   CsvLog(path, keep_until=2)
   assert path.read_text().splitlines() == ["step,loss", "1,0.5", "2,0.25"]
   assert not list(tmp_path.glob(".*.tmp"))
+  # Resumed with a config that logs more (e.g. --set selfplay.resign=true): the new column is kept, not dropped.
+  log = CsvLog(path, keep_until=2)
+  log.append({"step": 3, "loss": 0.125, "resign_threshold": -0.9})
+  log.append({"step": 4, "loss": 0.0625, "resign_threshold": -0.8})
+  assert path.read_text().splitlines() == ["step,loss,resign_threshold", "1,0.5,", "2,0.25,", "3,0.125,-0.9",
+                                           "4,0.0625,-0.8"]
 
 
 def test_an_evaluation_cut_short_leaves_none_of_its_rows_and_is_played_again(tmp_path, reference, monkeypatch):
@@ -428,3 +438,71 @@ def test_a_killed_sweep_run_again_finishes_every_run_once(tmp_path, capfd):
   whole = sweep.run_sweep(tmp_path / "whole", "tictactoe", "smoke", fixed, ["search.num_simulations=4,2"], [0, 1],
                           progress=False)  # uninterrupted
   assert rows == _rows(whole / "results.csv")
+
+
+def test_a_restore_that_fails_for_want_of_memory_moves_nothing_aside(tmp_path, reference, monkeypatch):
+  # Out of memory (a device's RESOURCE_EXHAUSTED) is the machine's fault, not the files': the intact newest step
+  # stays, where a move aside and a resume from the step before would lose a step's work.
+  run = _partial_copy(reference, tmp_path / "run", 5)
+  restore = ckpt.restore_state
+
+  def short_of_memory(mngr, abstract, shardings, step=None):
+    if step == 5:
+      raise RuntimeError("RESOURCE_EXHAUSTED: Out of memory while trying to allocate 1.00GiB")
+    return restore(mngr, abstract, shardings, step)
+
+  monkeypatch.setattr(ckpt, "restore_state", short_of_memory)
+  abstract = train_lib.abstract_state(azjax.build(_config()))
+  shardings = train_lib.state_shardings(abstract, azjax.make_mesh())
+  with pytest.raises(azjax.CheckpointError, match="step 5 .*could not be restored: .*RESOURCE_EXHAUSTED.*nothing "
+                                                  "was moved"):
+    ckpt.restore_latest(ckpt.manager(run / "checkpoints"), abstract, shardings)
+  assert _steps(run) == [1, 2, 3, 4, 5] and not (run / ckpt.DAMAGED).exists()
+
+
+def test_a_resumed_run_trains_with_the_momentum_its_config_sets(tmp_path, reference):
+  # inject_hyperparams keeps SGD's momentum in the optimiser state: a resume must take the config's, as it
+  # takes the learning rate's, and not the checkpoint's.
+  run = _partial_copy(reference, tmp_path / "run", STEPS - 2)
+  azjax.train(_config("train.momentum=0.0"), run, resume=True, progress=False)
+  resumed, uninterrupted = _state(run), _state(reference, STEPS)
+  assert float(resumed.opt_state.hyperparams["momentum"]) == 0.0
+  assert float(uninterrupted.opt_state.hyperparams["momentum"]) == pytest.approx(0.9)
+  assert not np.array_equal(jax.tree.leaves(resumed.params)[0], jax.tree.leaves(uninterrupted.params)[0])
+
+
+def test_a_run_directory_made_again_in_the_same_process_gets_its_own_run_log(tmp_path):
+  from azjax.loop import _logger
+  run = tmp_path / "run"
+  run.mkdir()
+  _logger(run).info("first")
+  shutil.rmtree(run)  # a notebook starting over in the same folder
+  run.mkdir()
+  _logger(run).info("second")
+  assert (run / "run.log").read_text().endswith("second\n")
+
+
+def test_a_run_that_starts_again_from_step_0_shows_each_step_once_in_tensorboard(tmp_path, reference):
+  # Killed before its first checkpoint (here: the checkpoint removed) after its events reached the disk.
+  run = tmp_path / "run"
+  azjax.train(_config("run.checkpoint_every=100"), run, progress=False)
+  shutil.rmtree(run / "checkpoints" / str(STEPS))
+  azjax.train(_config("run.checkpoint_every=100"), run, resume=True, progress=False)
+  tb = EventAccumulator(str(run / "tb"))
+  tb.Reload()
+  assert [e.step for e in tb.Scalars("train/loss")] == list(range(1, STEPS + 1))
+
+
+def test_a_run_killed_in_its_first_compile_starts_again_from_step_0(tmp_path, reference, capfd, monkeypatch):
+  run = tmp_path / "run"
+
+  def killed(*args, **kwargs):
+    raise KeyboardInterrupt  # as a kill during XLA's compile, before any step
+
+  with monkeypatch.context() as m:
+    m.setattr(train_lib, "compiled_train_step", killed)
+    with pytest.raises(KeyboardInterrupt):
+      azjax.train(_config(), run, progress=False)
+  code, _, err = _resume(run, capfd)
+  assert code == 0 and "starts again from step 0" in err, err[-2000:]
+  _assert_finished_like(run, reference)

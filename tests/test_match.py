@@ -50,11 +50,11 @@ def test_smoke_agent_against_stockfish_at_its_weakest(tmp_path, caplog):
 
 def test_smoke_agent_against_gnugo_level_1(tmp_path):
   thinker = Thinker(untrained_agent("go9", simulations=2))
-  make = lambda: m.GnuGo(_engine("gnugo"), level=1, size=9, komi=7.5)
+  make = lambda: m.GnuGo(_engine("gnugo"), level=1, size=9, komi=6.5)  # GNU Go's count; the record says which
   result, games = m.run_match(thinker, make, "go9", 2, tmp_path, log=lambda s: None)
   assert result.games == 2 and all(g.points in (0.0, 0.5, 1.0) for g in games)
   records = (tmp_path / "games.sgf").read_text().splitlines()
-  assert len(records) == 2 and all(r.startswith("(;GM[1]FF[4]SZ[9]") and "RE[" in r for r in records)
+  assert len(records) == 2 and all(r.startswith("(;GM[1]FF[4]SZ[9]KM[6.5]") and "RE[" in r for r in records)
 
 
 @pytest.mark.parametrize("capture_all_dead", [False, True])

@@ -208,3 +208,23 @@ def test_adjudicated_rewards_give_the_game_to_the_side_ahead_by_the_margin():
   np.testing.assert_allclose(rewards[np.arange(3), white], 2.0 * score - 1.0, rtol=1e-5)
   np.testing.assert_allclose(rewards[2, white[2]], -0.52, atol=0.01)  # two pawns down: a 24% score
   np.testing.assert_allclose(rewards.sum(-1), 0, atol=1e-6)
+
+
+def test_a_game_the_rules_end_on_the_caps_own_ply_keeps_the_rules_ending():
+  # A mate, a threefold repetition or two passes on the cap's ply is what ended the game; only a game
+  # still going at the cap (or pgx's own cap, a terminal draw with no other sign) is "cap".
+  from azjax.engines.positions import position_for
+  code = lambda game, state, ply, cap=0: rules.ENDINGS[int(rules.ending(game, jax.tree.map(lambda x: x[None], state),
+                                                                        jnp.array([ply]), cap)[0])]
+  mate = position_for("chess")
+  for move in ("f2f3", "e7e5", "g2g4", "d8h4"):
+    mate.play(move)
+  assert mate.over and code("chess", mate.state, 4, 4) == "win" and code("chess", mate.state, 512) == "win"
+  assert code("chess", mate.states[3], 3, 3) == "cap"  # still going when the config's cap stopped it
+  knights = position_for("chess")
+  for move in ("g1f3", "g8f6", "f3g1", "f6g8") * 2:
+    knights.play(move)
+  assert knights.over and code("chess", knights.state, 8, 8) == "repetition" == code("chess", knights.state, 512)
+  drawn = knights.states[1].replace(terminated=jnp.bool_(True))  # ended with no mate, repetition or pass
+  assert code("chess", drawn, 512) == "cap" and code("chess", drawn, 100) == "draw"
+  assert code("go9", jax.tree.map(lambda x: x[0], _play([PASS, PASS])), 2, 2) == "double_pass"

@@ -272,6 +272,16 @@ def test_resign_threshold_keeps_false_positives_under_the_target():
   assert float(selfplay.resign_threshold(hist / 10, 0.05)) == -1.0  # 10 records: too few, nobody resigns
 
 
+def test_values_past_minus_one_do_not_resign_while_the_threshold_says_nobody_resigns():
+  # search.score_utility adds the score's utility to the values: a lost player's can fall below -1, and the
+  # calibration's lowest bin, whose lower edge is -1, counts it among the false positives only if it stays there.
+  import types
+  out = types.SimpleNamespace(value=jnp.array([-1.2, -1.4, 0.3]), best_value=jnp.array([-1.3, -1.1, 1.2]))
+  value = selfplay.resign_value(out)
+  np.testing.assert_allclose(value, [-1.0, -1.0, 1.0])
+  assert not bool(jnp.any(value < selfplay.resign_threshold(jnp.zeros((1, selfplay.RESIGN_BINS)), 0.05)))
+
+
 def test_a_player_below_the_threshold_resigns_and_loses_except_in_check_games():
   import azjax
   from azjax import rules, train_step as train_lib

@@ -131,7 +131,7 @@ class GtpEngine(Engine):
     colour = self._colour(args[0])
     if args[1].lower() == "resign":
       return ""
-    if not re.match(r"^(pass|[a-hj-tA-HJ-T]\d{1,2})$", args[1]):
+    if not re.match(r"^(pass|[a-hj-t]\d{1,2})$", args[1], re.IGNORECASE):  # GNU Go sends PASS
       raise ProtocolError("syntax error")
     before = len(self.position.moves)
     self._turn(colour)

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from azjax import arena
+from azjax import arena, rules
 from azjax.engines.base import Thinker
 from azjax.engines import kif
 from azjax.engines.positions import IllegalMove, Position, position_for
@@ -443,7 +443,8 @@ def run_match(thinker: Thinker, make_opponent, game: str, games: int, out: Path,
               seed: int = 0, max_plies: int = 1000, log=print) -> tuple[arena.MatchResult, list[GameOutcome]]:
   """Plays `games` games (the agent takes the first colour in even ones); returns the result and every game."""
   opponent = make_opponent()
-  records = Records(out, game, f"azjax {game} step {thinker.agent.step}", opponent.name)
+  records = Records(out, game, f"azjax {game} step {thinker.agent.step}", opponent.name,
+                    komi=getattr(opponent, "komi", rules.GO_KOMI))  # a Go opponent counts with its own komi
   outcomes, failures = [], 0
   try:
     for i in range(games):
