@@ -170,13 +170,16 @@ def _program(env: pgx.Env, first: Policy, second: Policy, num_games: int, openin
     game_keys = jnp.repeat(pair_keys, 2, axis=0)[:num_games]  # both games of a pair: one opening
     state = batched_init(env)(game_keys)
     returns = jnp.zeros_like(state.rewards)
-    for ply in range(opening_plies):  # an opening may already end a game; its rewards count
+    done = lambda s: s.terminated | s.truncated
+    plies, ended = jnp.zeros((num_games,), jnp.int32), jnp.zeros((num_games,), jnp.int32)
+    for ply in range(opening_plies):  # an opening may already end a game; its rewards, length and ending count
       action = jax.vmap(lambda k, s: _random_policy(None, jax.random.fold_in(k, ply), s))(game_keys, state)
+      playing = ~done(state)
       state = batched_step(env)(state, action)
-      returns = returns + state.rewards
+      returns, plies = returns + state.rewards, plies + playing
+      ended = jnp.where(playing & done(state), rules.ending(game, state, plies), ended)
     seat = jnp.where(jnp.arange(num_games) % 2 == 0, state.current_player, 1 - state.current_player)
     moves_first = seat == state.current_player  # player one has the move after the opening
-    done = lambda s: s.terminated | s.truncated
 
     def body(carry):
       state, returns, plies, ended, key = carry
@@ -190,8 +193,6 @@ def _program(env: pgx.Env, first: Policy, second: Policy, num_games: int, openin
       ended = jnp.where(playing & done(state), rules.ending(game, state, plies), ended)
       return state, returns + state.rewards, plies, ended, key  # pgx zeroes finished games' later rewards
 
-    plies = jnp.full((num_games,), opening_plies, jnp.int32)
-    ended = rules.ending(game, state, plies)  # games the opening ended
     state, returns, plies, ended, _ = jax.lax.while_loop(lambda c: ~jnp.all(done(c[0])), body,
                                                          (state, returns, plies, ended, jax.random.fold_in(key, 1)))
     return jnp.take_along_axis(returns, seat[:, None], axis=1)[:, 0], plies, ended, moves_first

@@ -114,7 +114,8 @@ def as_game(row: dict) -> elo.Game:
 
 def fit_curve(rows: list[dict]) -> tuple[elo.Ratings, list[dict]]:
   """Ratings of every player in the games of `rows`, and the curve: one row per evaluated step."""
-  ratings = elo.fit([as_game(r) for r in rows], ANCHOR, prior_draws=PRIOR_DRAWS)
+  games = [g for g in map(as_game, rows) if g.wins + g.draws + g.losses]  # an engine round that all aborted: none
+  ratings = elo.fit(games, ANCHOR, prior_draws=PRIOR_DRAWS)
   steps = sorted({int(r["step"]) for r in rows})
   curve = []
   for s in steps:

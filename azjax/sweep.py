@@ -102,11 +102,17 @@ def run_sweep(out: str | Path, game: str, preset_name: str, fixed: list[str], gr
   spec_path = out / "sweep.json"
   if spec_path.exists() and json.loads(spec_path.read_text()) != spec:
     raise ckpt.CheckpointError(f"{out} holds another sweep ({spec_path}); choose another --out")
+  groups = seed_groups(list(seeds), seeds_per_program)
+  for name, _, _ in combos:  # a unit of another grouping would count its seeds twice in the summary
+    other = sorted({p.name for p in (out / name).glob("seeds-*")} - {f"seeds-{g[0]}-{g[-1]}" for g in groups})
+    if other:
+      raise ckpt.CheckpointError(f"{out / name} holds {', '.join(other)}, which --seeds-per-program "
+                                 f"{seeds_per_program} does not make: resume with the one that made it")
   main = distributed.is_main()
   if main:
     ckpt.atomic_write_text(spec_path, json.dumps(spec, indent=2))
   for name, chosen, config in combos:
-    for group in seed_groups(list(seeds), seeds_per_program):
+    for group in groups:
       unit = out / name / f"seeds-{group[0]}-{group[-1]}"
       if (unit / "done").exists():
         continue
@@ -179,7 +185,8 @@ def summary(rows: list[dict]) -> list[dict]:
 
 
 def markdown_table(table: list[dict]) -> str:
-  metrics = [k for k in table[0] if k not in ("combination", "step", "seeds") and not k.endswith(("_lo", "_hi"))]
+  keys = dict.fromkeys(k for r in table for k in r)  # a combination may have columns the first lacks
+  metrics = [k for k in keys if k not in ("combination", "step", "seeds") and not k.endswith(("_lo", "_hi"))]
   lines = ["| combination | step | seeds | " + " | ".join(f"{m} (95% CI)" for m in metrics) + " |",
            "|" + "---|" * (3 + len(metrics))]
   for r in table:

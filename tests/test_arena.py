@@ -69,6 +69,12 @@ def test_a_match_reports_how_its_games_went():
   assert f["end_draw"] == r.draws / r.games
   assert f["score_moving_first"] > 0.6 > 0.4 > f["score_moving_second"]  # random's known first-move edge
   assert (f["score_moving_first"] + f["score_moving_second"]) / 2 == pytest.approx(r.score)  # colours alternate: equal halves
+  # A random opening of 9 plies ends every game itself: their endings and lengths are still the games' own.
+  opened = arena.match(env, arena.random_player, arena.random_player, jax.random.PRNGKey(5), 64, opening_plies=9)
+  assert opened.wins + opened.losses > 0
+  assert opened.figures["end_win"] == pytest.approx((opened.wins + opened.losses) / opened.games)
+  assert opened.figures["end_draw"] == pytest.approx(opened.draws / opened.games)
+  assert 5 <= opened.figures["game_length_p50"] <= 9 and opened.figures["mean_game_length"] < 9
   # Go: the ending codes are the self-play ones (two passes in a row, or the length cap).
   go = arena.match(make_env("go9"), arena.random_player, arena.random_player, jax.random.PRNGKey(4), 8)
   assert go.figures["end_double_pass"] + go.figures["end_cap"] == 1.0

@@ -60,3 +60,14 @@ def test_match_interval_is_wilson_and_honest_at_the_extremes():
   # 7 of 10, no draws: Wilson's textbook interval 0.3968-0.8922.
   lo, hi = arena.MatchResult(wins=7, draws=0, losses=3).interval()
   assert (lo, hi) == (pytest.approx(0.3968, abs=1e-4), pytest.approx(0.8922, abs=1e-4))
+
+
+def test_an_engine_round_whose_games_all_aborted_leaves_the_curve_as_it_was():
+  # run_match returns 0-0-0 after two engine failures in a row: the fit must not stop the training run.
+  from azjax import evaluation
+  rows = [{"step": 100, "player": "step100", "opponent": "random", "wins": 28, "draws": 0, "losses": 4},
+          {"step": 100, "player": "step100", "opponent": "gnugo level 1", "wins": 0, "draws": 0, "losses": 0}]
+  ratings, curve = evaluation.fit_curve(rows)
+  alone, _ = evaluation.fit_curve(rows[:1])
+  assert [c["step"] for c in curve] == [100] and curve[0]["elo"] == pytest.approx(alone["step100"])
+  assert "gnugo level 1" not in ratings.players

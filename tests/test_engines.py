@@ -84,6 +84,15 @@ def test_uci_infinite_waits_for_stop(uci):
   time.sleep(0.5)
   assert not any(line.startswith("bestmove") for line in uci("isready", wait=False))
   assert uci("stop")[-1].startswith("bestmove ")
+  # A ponder search waits the same way, and answers at ponderhit (the GUI's opponent played the pondered move).
+  assert uci("go ponder wtime 1000 btime 1000", wait=False) == []
+  time.sleep(0.5)
+  assert not any(line.startswith("bestmove") for line in uci("isready", wait=False))
+  answered, deadline = uci.out.getvalue(), time.time() + 60
+  uci("ponderhit", wait=False)  # not halted by the transcript: ponderhit alone must bring the bestmove
+  while time.time() < deadline and "bestmove" not in uci.out.getvalue()[len(answered):]:
+    time.sleep(0.05)
+  assert uci.out.getvalue()[len(answered):].splitlines()[-1].startswith("bestmove ")
 
 
 def test_uci_position_extends_the_game_and_limits_pick_rungs(uci):
@@ -161,6 +170,7 @@ def test_usi_transcript(usi):
   assert usi("position startpos moves 7g7f 7g7f")[0].startswith("info string error")
   assert usi.engine.position.moves == ["7g7f", "3c3d"]
   assert usi("go byoyomi x")[0].startswith("info string error: go: byoyomi needs a number")
+  assert usi("go mate 1000") == ["checkmate notimplemented"] == usi("go mate infinite")  # a tsume search
   usi("gameover lose")
   assert usi("position sfen lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1 moves 2g2f") == []
 

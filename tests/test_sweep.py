@@ -47,6 +47,19 @@ def test_grid_parsing_and_bad_values_name_the_field(tmp_path):
   with pytest.raises(azjax.ConfigError, match="run.eval_engine_games.*0 in a sweep"):  # anchors alone in a sweep
     sweep.run_sweep(tmp_path / "s", "go9", "smoke", ["run.eval_engine_games=2"], [], [0])
   assert not (tmp_path / "s").exists()
+  # Resumed with another --seeds-per-program, a sweep would train seeds 0-1 again in one more unit and count
+  # them twice: refused before anything runs.
+  (tmp_path / "p" / "base" / "seeds-0-1").mkdir(parents=True)
+  with pytest.raises(azjax.CheckpointError, match=r"holds seeds-0-1, which --seeds-per-program 0 does not make"):
+    sweep.run_sweep(tmp_path / "p", "tictactoe", "smoke", [], [], [0, 1, 2, 3], seeds_per_program=0)
+  assert sorted(p.name for p in (tmp_path / "p" / "base").iterdir()) == ["seeds-0-1"]
+
+
+def test_the_summary_table_shows_every_combinations_columns():
+  row = lambda name, **m: {"combination": name, "step": 4, "seeds": 2,
+                           **{k: v for key, x in m.items() for k, v in ((key, x), (key + "_lo", x), (key + "_hi", x))}}
+  table = sweep.markdown_table([row("a", elo=10.0), row("b", elo=20.0, score_vs_mcts16=0.5)])
+  assert "score_vs_mcts16 (95% CI)" in table.splitlines()[0] and "| b | 4 | 2 | 20 (20 to 20) | 0.5 (0.5 to 0.5) |" in table
 
 
 def test_cli_rejects_an_unknown_field_before_running(tmp_path, capfd):

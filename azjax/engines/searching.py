@@ -63,7 +63,7 @@ class SearchingEngine(Engine):
     self._worker: threading.Thread | None = None
     self.commands.update({self.protocol: self.hello, "isready": self.ready, f"{self.protocol}newgame": self.new_game,
                           "setoption": self.set_option, "position": self.set, "go": self.go, "stop": self.stop,
-                          "quit": self.quit, "ponderhit": lambda a: None})
+                          "quit": self.quit, "ponderhit": lambda a: self._stop.set()})  # the move it pondered
 
   def error(self, message: str) -> None:
     self.send(f"info string error: {message}")
@@ -157,7 +157,8 @@ class SearchingEngine(Engine):
                            limits.get("movetime"))
     if limits.get("byoyomi"):
       seconds = (seconds or 0.0) + 0.8 * limits["byoyomi"] / 1000.0
-    self.start_search(seconds, limits.get("nodes"), bool(limits.get("infinite")))
+    # A ponder search waits, as an infinite one, for ponderhit or stop before its bestmove.
+    self.start_search(seconds, limits.get("nodes"), bool(limits.get("infinite") or limits.get("ponder")))
 
   def start_search(self, seconds: float | None, nodes: int | None, infinite: bool) -> None:
     self.halt()
@@ -256,6 +257,13 @@ class UsiEngine(SearchingEngine):
   def __init__(self, thinker: Thinker, out=sys.stdout):
     super().__init__(thinker, out)
     self.commands["gameover"] = lambda a: self.halt()
+
+  def go(self, args) -> None:
+    if args[:1] == ["mate"]:  # a mate search (tsume) is answered by `checkmate`, never by `bestmove`
+      self.halt()
+      self.send("checkmate notimplemented")
+      return
+    super().go(args)
 
   def set_option(self, args) -> None:
     if len(args) < 2 or args[0] != "name":

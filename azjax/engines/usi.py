@@ -2,7 +2,8 @@
 
 Speaks the Universal Shogi Interface in the order GUIs send it: usi, setoption,
 isready, usinewgame, position startpos|sfen ... moves ..., go (btime, wtime,
-byoyomi, binc, winc, nodes, infinite), stop, gameover, quit. Moves are in SFEN
+byoyomi, binc, winc, nodes, infinite, ponder; `go mate` is answered `checkmate
+notimplemented`), ponderhit, stop, gameover, quit. Moves are in SFEN
 notation (7g7f, 8h2b+, P*5e); `bestmove resign` when no move is legal. Errors
 are `info string error: ...`; a rejected `position` leaves the previous one.
 `usi` is answered at once; the network loads meanwhile (launch.py) and compiles
