@@ -296,8 +296,8 @@ _CPU_HISTORY = {"chess": 2}
 # and against GNU Go level 1 (40 games) -7.6 against -20.5 at 3200, -10.2 against -5.2 at 5000. Seed 4, which meets
 # the median with this draw, is unmeasured with the rule: run it before go9 takes the rule. Paired on chess, seeds 0
 # and 1, to step 1170 on one core each: at step 1100 visited-only scored 0.562 (0.511-0.610) and 0.207
-# (0.169-0.262) over 128 games, and seed 1's self-play drew by repetition in up to 42% of a 100-step window's games (steps 801-900), where this draw stayed at 0-2%
-# (section 68). `--set search.play_unvisited=false`.
+# (0.169-0.262) over 128 games, and seed 1's self-play drew by repetition in up to 42% of a 100-step window's games
+# (steps 801-900), where this draw stayed at 0-2% (section 68). `--set search.play_unvisited=false`.
 _CPU_PLAY_UNVISITED = True
 
 
