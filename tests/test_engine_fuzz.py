@@ -132,7 +132,8 @@ def _searching_engine(engine_cls, game: str, seed: int):
   words = [w for w in engine.commands if w != "quit"]
   lines = hostile_lines(engine.protocol, words, LINES, seed)
   _feed(engine, out, lines, b"isready", lambda line: line == "isready", lambda text, _: "readyok\n" in text)
-  prefixes = ("id ", "option ", f"{engine.protocol}ok", "readyok", "info ", "bestmove ")
+  prefixes = ("id ", "option ", f"{engine.protocol}ok", "readyok", "info ", "bestmove ",
+              *(("checkmate notimplemented",) if engine.protocol == "usi" else ()))  # USI's answer to `go mate`
   for answer in out.getvalue().splitlines():
     assert answer.startswith(prefixes), answer[:200]
     assert answer.isprintable(), answer[:200]
