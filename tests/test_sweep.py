@@ -59,7 +59,8 @@ def test_the_summary_table_shows_every_combinations_columns():
   row = lambda name, **m: {"combination": name, "step": 4, "seeds": 2,
                            **{k: v for key, x in m.items() for k, v in ((key, x), (key + "_lo", x), (key + "_hi", x))}}
   table = sweep.markdown_table([row("a", elo=10.0), row("b", elo=20.0, score_vs_mcts16=0.5)])
-  assert "score_vs_mcts16 (95% CI)" in table.splitlines()[0] and "| b | 4 | 2 | 20 (20 to 20) | 0.5 (0.5 to 0.5) |" in table
+  assert "score_vs_mcts16 (95% CI)" in table.splitlines()[0]
+  assert "| b | 4 | 2 | 20 (20 to 20) | 0.5 (0.5 to 0.5) |" in table
 
 
 def test_cli_rejects_an_unknown_field_before_running(tmp_path, capfd):

@@ -3,8 +3,9 @@
 Speaks the Universal Chess Interface as GUIs and python-chess's `chess.engine`
 expect: uci, isready, ucinewgame, setoption, position startpos|fen ... moves
 ..., go (movetime, nodes, wtime/btime/winc/binc/movestogo, infinite, ponder:
-its bestmove after ponderhit or stop), stop, quit. Errors are `info string error: ...` lines; the engine keeps running and a
-rejected `position` leaves the previous position in place. `uci` is answered
+its bestmove after ponderhit or stop), ponderhit, stop, quit. Errors are
+`info string error: ...` lines; the engine keeps running and a rejected
+`position` leaves the previous position in place. `uci` is answered
 at once; the network loads meanwhile (launch.py) and compiles at the first
 `isready`. The engine itself is `searching.UciEngine`.
 """
