@@ -109,9 +109,14 @@ def _assert_finished_like(run, reference):
   assert _rows(run / "metrics.csv") == _rows(reference / "metrics.csv")  # every step once, same numbers
   assert [int(r["step"]) for r in _rows(run / "metrics.csv")] == list(range(1, STEPS + 1))
   assert _rows(run / "evals.csv") == _rows(reference / "evals.csv")
-  tb = EventAccumulator(str(run / "tb"))  # TensorBoard's own reader: every step once, as in metrics.csv
+  assert _tensorboard_steps(run) == list(range(1, STEPS + 1))  # every step once, as in metrics.csv
+
+
+def _tensorboard_steps(run):
+  """The steps of the run's train/loss events, as TensorBoard's own reader shows them."""
+  tb = EventAccumulator(str(run / "tb"))
   tb.Reload()
-  assert [e.step for e in tb.Scalars("train/loss")] == list(range(1, STEPS + 1))
+  return [e.step for e in tb.Scalars("train/loss")]
 
 
 def test_kill_9_inside_a_checkpoint_write_then_resume_is_bit_for_bit(tmp_path, reference, capfd):
@@ -488,9 +493,7 @@ def test_a_run_that_starts_again_from_step_0_shows_each_step_once_in_tensorboard
   azjax.train(_config("run.checkpoint_every=100"), run, progress=False)
   shutil.rmtree(run / "checkpoints" / str(STEPS))
   azjax.train(_config("run.checkpoint_every=100"), run, resume=True, progress=False)
-  tb = EventAccumulator(str(run / "tb"))
-  tb.Reload()
-  assert [e.step for e in tb.Scalars("train/loss")] == list(range(1, STEPS + 1))
+  assert _tensorboard_steps(run) == list(range(1, STEPS + 1))
 
 
 def test_a_run_killed_in_its_first_compile_starts_again_from_step_0(tmp_path, reference, capfd, monkeypatch):
