@@ -78,6 +78,16 @@ def test_uci_transcript(uci):
   assert uci("go nodes 4") == ["bestmove (none)"]
 
 
+def test_uci_plays_on_after_a_repetition_that_no_one_claimed(uci):
+  """A GUI that plays past a threefold repetition (a draw only when claimed) gets moves, and its moves are accepted."""
+  shuffle = "g1f3 g8f6 f3g1 f6g8 " * 2
+  uci("ucinewgame", f"position startpos moves {shuffle}")
+  best = uci("go nodes 4")[-1].split()[1]
+  assert best != "(none)" and chess.Move.from_uci(best) in chess.Board().legal_moves
+  assert uci(f"position startpos moves {shuffle}e2e4 e7e5") == []
+  assert uci.engine.position.moves[-2:] == ["e2e4", "e7e5"]
+
+
 def test_uci_infinite_waits_for_stop(uci):
   uci("position startpos")
   assert uci("go infinite", wait=False) == []

@@ -10,7 +10,7 @@ import pgx
 import pytest
 
 from azjax.engines import pgx_private
-from azjax.engines.positions import ChessPosition, GoPosition, IllegalMove, ShogiPosition
+from azjax.engines.positions import ChessPosition, GoPosition, IllegalMove, PlayOnChessPosition, ShogiPosition
 
 
 def test_chess_legal_moves_match_python_chess_over_random_games():
@@ -25,6 +25,39 @@ def test_chess_legal_moves_match_python_chess_over_random_games():
       move = rng.choice(theirs)
       position.play(move)
       board.push_uci(move)
+
+
+def test_an_engines_chess_game_goes_on_past_draws_left_to_a_claim_and_ends_where_the_rules_end_it():
+  """pgx ends a game at threefold repetition and at fifty moves, which FIDE's Laws leave to a claim; the referee's
+  position ends there, an engine's plays on (its legal moves python-chess's) and ends at fivefold and 75 moves."""
+  knights = "g1f3 g8f6 f3g1 f6g8".split()
+  referee, engine, board = ChessPosition(), PlayOnChessPosition(), chess.Board()
+  for move in knights * 2:  # the initial position for the third time
+    referee.play(move), engine.play(move), board.push_uci(move)
+  assert referee.over and board.can_claim_threefold_repetition() and not engine.over
+  assert sorted(engine.legal_moves()) == sorted(m.uci() for m in board.legal_moves)
+  for move in knights * 2:  # ... and the fifth
+    assert not engine.over
+    engine.play(move)
+  assert engine.over and engine.board.is_fivefold_repetition() and list(engine.returns()) == [0, 0]
+  engine.undo()
+  assert not engine.over and len(engine.moves) == 15
+  with pytest.raises(IllegalMove):
+    referee.play("e2e4")  # the referee's game is over
+  fifty = "4k3/8/8/8/8/8/8/R3K3 w - - 99 80"
+  referee, engine = ChessPosition(fifty), PlayOnChessPosition(fifty)
+  referee.play("a1a2"), engine.play("a1a2")
+  assert referee.over and not engine.over and int(engine.state._x.halfmove_count) == 99
+  board = chess.Board(fifty)
+  board.push_uci("a1a2")
+  assert sorted(engine.legal_moves()) == sorted(m.uci() for m in board.legal_moves)
+  engine = PlayOnChessPosition("4k3/8/8/8/8/8/8/R3K3 w - - 149 80")
+  assert not engine.over
+  engine.play("a1a2")
+  assert engine.over and list(engine.returns()) == [0, 0]  # seventy-five moves: a draw with no claim
+  mate = PlayOnChessPosition("6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1")
+  mate.play("a1a8")
+  assert mate.over and list(mate.returns()) == [1, -1]
 
 
 @pytest.mark.parametrize("fen, moves", [

@@ -217,6 +217,45 @@ class ChessPosition(SetupPosition):
     return f"{_FILES[src // 8]}{src % 8 + 1}{_FILES[dst // 8]}{dst % 8 + 1}{promo}"
 
 
+class PlayOnChessPosition(ChessPosition):
+  """A UCI engine's game, which goes on wherever pgx ends one that the rules of chess have not.
+
+  pgx ends chess at a threefold repetition, at the fifty-move count and at its 512-ply cap. FIDE's Laws end a game
+  at the first two only when a player claims the draw (9.2, 9.3), and a GUI may play on. The rules' own ends are
+  python-chess's `is_game_over()` without claims: mate, stalemate, a dead position, fivefold repetition and
+  seventy-five moves (9.6). Where pgx has ended a game they have not, its state is read again from the position's
+  FEN. That forgets the earlier positions (the network's history planes and pgx's repetition count start afresh),
+  and a fifty-move count past 99 is read as 99, so that the search still scores every quiet move as a draw (either
+  player may claim it then). The match referee keeps `ChessPosition`, whose games end where pgx's do."""
+
+  def __init__(self, setup: str | None = None):
+    import chess  # noqa: PLC0415  (python-chess: only engines need the rules' ends)
+    super().__init__(setup)
+    try:
+      self.board = chess.Board(setup) if setup is not None else chess.Board()
+    except ValueError as e:
+      raise IllegalMove(f"bad FEN {setup!r}: {e}") from None
+    self._play_on()
+
+  def push(self, action: int) -> None:
+    super().push(action)
+    self.board.push_uci(self.moves[-1])
+    self._play_on()
+
+  def undo(self) -> None:
+    super().undo()
+    self.board.pop()
+
+  def _play_on(self) -> None:
+    over = self.board.is_game_over()
+    if self.host["over"] and not over:
+      fields = self.board.fen().split()
+      fields[4] = str(min(int(fields[4]), 99))
+      state = _normalise(self.env)(self.reader(" ".join(fields)))
+      self.states[-1], self.hosts[-1] = state, pgx_private.host(state)
+    self.hosts[-1]["over"] = over
+
+
 # ---------------------------------------------------------------------------------------------- shogi
 
 _USI_MOVE = re.compile(r"^([1-9])([a-i])([1-9])([a-i])(\+?)$")

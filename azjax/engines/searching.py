@@ -16,7 +16,7 @@ import numpy as np
 
 from azjax.engines.base import Engine, ProtocolError, Thinker, printable, protocol_int, rehearse
 from azjax.engines.launch import MAX_SIMULATIONS, Facts, hello
-from azjax.engines.positions import ChessPosition, IllegalMove, Position, ShogiPosition
+from azjax.engines.positions import IllegalMove, PlayOnChessPosition, Position, ShogiPosition
 
 
 def value_to_cp(value: float) -> int:
@@ -224,7 +224,7 @@ def parse_limits(args: list[str], names) -> dict:
 
 class UciEngine(SearchingEngine):
   protocol = "uci"
-  position_cls = ChessPosition
+  position_cls = PlayOnChessPosition  # plays on past a draw the rules leave to a claim
   setup_word, setup_fields = "fen", 6
   start_setup = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
   go_words = ("wtime", "btime", "winc", "binc", "movestogo", "movetime", "nodes", "depth", "mate", "infinite",

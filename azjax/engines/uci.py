@@ -5,7 +5,9 @@ expect: uci, isready, ucinewgame, setoption, position startpos|fen ... moves
 ..., go (movetime, nodes, wtime/btime/winc/binc/movestogo, infinite, ponder:
 its bestmove after ponderhit or stop), ponderhit, stop, quit. Errors are
 `info string error: ...` lines; the engine keeps running and a rejected
-`position` leaves the previous position in place. `uci` is answered
+`position` leaves the previous position in place. A game goes on past a
+threefold repetition or fifty moves, which the rules leave to a claim
+(`positions.PlayOnChessPosition`). `uci` is answered
 at once; the network loads meanwhile (launch.py) and compiles at the first
 `isready`. The engine itself is `searching.UciEngine`.
 """
