@@ -55,6 +55,12 @@ def test_an_engines_chess_game_goes_on_past_draws_left_to_a_claim_and_ends_where
   assert not engine.over
   engine.play("a1a2")
   assert engine.over and list(engine.returns()) == [0, 0]  # seventy-five moves: a draw with no claim
+  for cls in (ChessPosition, PlayOnChessPosition):  # ply 511 of a game, then pgx's 512-ply cap
+    position = cls()
+    position.states[-1] = position.state.replace(_x=position.state._x._replace(step_count=np.int32(511)))
+    position.play("e2e4")
+    assert position.over == (cls is ChessPosition)
+  assert len(position.legal_moves()) == 20
   mate = PlayOnChessPosition("6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1")
   mate.play("a1a8")
   assert mate.over and list(mate.returns()) == [1, -1]
