@@ -81,7 +81,11 @@ def main(game: str, argv=None) -> int:
   overrides = list(args.overrides) + ([f"seed={args.seed}"] if args.seed is not None else [])
   try:
     if args.resume:
-      directory, _ = ckpt.checkpoint_dir(args.resume)
+      directory, step = ckpt.checkpoint_dir(args.resume)
+      if step is not None and step != ckpt.latest_step(directory):  # a run resumes from its newest step only
+        raise ckpt.CheckpointError(
+            f"--resume {args.resume}: a run resumes from its latest checkpoint, step {ckpt.latest_step(directory)}, "
+            f"not step {step}; to branch from step {step}, copy the run directory and move its later steps aside")
       saved = directory.parent / "config.json"
       if not ckpt.steps(directory) and saved.is_file():  # stopped before its first checkpoint: start it again
         try:

@@ -6,6 +6,7 @@ import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 import azjax
+from azjax.checkpoint_files import steps
 from conftest import ROOT, run_module
 
 
@@ -53,6 +54,15 @@ def test_smoke_run_then_resume_from_the_command_line(tmp_path, capfd):
   code, out, err = run_module(capfd, "experiments.tictactoe", "--resume", str(run_dir), "--no-progress")
   assert code == 0, err[-2000:]
   assert "already reached train.num_steps=6" in err and "trained 6 steps" in out
+  with (run_dir / "metrics.csv").open() as f:
+    assert len(list(csv.DictReader(f))) == 6
+  # A step's own folder resumes only if it is the latest: an older one is refused by name, nothing trained.
+  older = [s for s in steps(run_dir / "checkpoints") if s < 6][-1]
+  code, out, err = run_module(capfd, "experiments.tictactoe", "--resume", str(run_dir / "checkpoints" / str(older)))
+  assert code == 2 and f"latest checkpoint, step 6, not step {older}" in err, err[-2000:]
+  code, out, err = run_module(capfd, "experiments.tictactoe", "--resume", str(run_dir / "checkpoints" / "6"),
+                              "--no-progress")
+  assert code == 0 and "already reached train.num_steps=6" in err, err[-2000:]
   with (run_dir / "metrics.csv").open() as f:
     assert len(list(csv.DictReader(f))) == 6
   # TensorBoard, read by its own reader, shows what metrics.csv holds: each step once, none hidden by a
