@@ -88,6 +88,17 @@ def test_uci_plays_on_after_a_repetition_that_no_one_claimed(uci):
   assert uci.engine.position.moves[-2:] == ["e2e4", "e7e5"]
 
 
+def test_uci_searchmoves_narrows_the_search_and_nodes_0_searches_least(uci):
+  uci("ucinewgame", "position startpos")
+  for only in (["a2a3"], ["h2h4"], ["g1h3", "b2b3"]):
+    lines = uci(f"go searchmoves {' '.join(only)} nodes 4")
+    assert lines[-1].split()[1] in only and not any("error" in line for line in lines), lines
+  lines = uci("go searchmoves e2e5 a2a3 movetime 50")  # an illegal move is named, the rest still narrow it
+  assert lines[0].startswith("info string error: go searchmoves: e2e5 is not legal here") and lines[-1] == "bestmove a2a3"
+  thinker = uci.engine.thinker
+  assert thinker.simulations_for(None, 0) == thinker.ladder()[0] < thinker.simulations
+
+
 def test_uci_infinite_waits_for_stop(uci):
   uci("position startpos")
   assert uci("go infinite", wait=False) == []

@@ -108,7 +108,7 @@ class Thinker:
     node limit waits for the background compiles: it is not on a clock, and its answer must not depend on
     how far they got."""
     rungs = self.ladder()
-    if nodes:
+    if nodes is not None:  # `go nodes 0` too: the smallest rung
       self.wait()
       fits = [r for r in rungs if r <= nodes]
       return fits[-1] if fits else rungs[0]

@@ -12,6 +12,7 @@ import sys
 import threading
 from typing import TextIO
 
+import jax.numpy as jnp
 import numpy as np
 
 from azjax.engines.base import Engine, ProtocolError, Thinker, printable, protocol_int, rehearse
@@ -146,7 +147,24 @@ class SearchingEngine(Engine):
       raise ProtocolError(f"position not changed: {e}") from None
     self.position = position
 
+  def search_moves(self, args: list[str]) -> tuple[list[str], list[int] | None]:
+    """UCI's `searchmoves m1 m2 ...` (the moves up to the next `go` word) taken out of `args`: the actions the
+    search may choose among, None for every legal move. A move that is not legal here is named and left out."""
+    if "searchmoves" not in args or "searchmoves" not in self.go_words:
+      return args, None
+    start = end = args.index("searchmoves") + 1
+    while end < len(args) and args[end] not in self.go_words:
+      end += 1
+    actions = []
+    for move in args[start:end]:
+      try:
+        actions.append(self.position.action_of(move))
+      except IllegalMove as e:
+        self.error(printable(f"go searchmoves: {e}; left out"))
+    return args[:start - 1] + args[end:], actions or None
+
   def go(self, args) -> None:
+    args, only = self.search_moves(args)
     try:
       limits = parse_limits(args, self.go_words)
     except ProtocolError as e:
@@ -158,17 +176,18 @@ class SearchingEngine(Engine):
     if limits.get("byoyomi"):
       seconds = (seconds or 0.0) + 0.8 * limits["byoyomi"] / 1000.0
     # A ponder search waits, as an infinite one, for ponderhit or stop before its bestmove.
-    self.start_search(seconds, limits.get("nodes"), bool(limits.get("infinite") or limits.get("ponder")))
+    self.start_search(seconds, limits.get("nodes"), bool(limits.get("infinite") or limits.get("ponder")), only)
 
-  def start_search(self, seconds: float | None, nodes: int | None, infinite: bool) -> None:
+  def start_search(self, seconds: float | None, nodes: int | None, infinite: bool,
+                   only: list[int] | None = None) -> None:
     self.halt()
     self._stop.clear()
     sims = self.thinker.simulations_for(seconds, nodes)
     position = self.position
-    self._worker = threading.Thread(target=self._search, args=(position, sims, infinite), daemon=True)
+    self._worker = threading.Thread(target=self._search, args=(position, sims, infinite, only), daemon=True)
     self._worker.start()
 
-  def _search(self, position, sims: int, infinite: bool) -> None:
+  def _search(self, position, sims: int, infinite: bool, only: list[int] | None = None) -> None:
     try:
       legal = position.legal_actions()
       if position.over or len(legal) == 0:
@@ -176,7 +195,13 @@ class SearchingEngine(Engine):
           self._stop.wait()
         self.send(f"bestmove {self.resign_word}")
         return
-      weights, value, seconds = self.thinker.think(position.state, sims, position.env)
+      state = position.state
+      if only is not None:  # the root's legal moves narrowed to them: the search spends its simulations there
+        legal = np.intersect1d(legal, only)
+        mask = np.zeros(position.num_actions, bool)
+        mask[legal] = True
+        state = state.replace(legal_action_mask=jnp.asarray(mask))
+      weights, value, seconds = self.thinker.think(state, sims, position.env)
       best = int(legal[np.argmax(weights[legal])])
       move = position.move_of(best)
       self.send(f"info nodes {sims} nps {int(sims / max(seconds, 1e-6))} time {int(seconds * 1000)} "
@@ -228,7 +253,7 @@ class UciEngine(SearchingEngine):
   setup_word, setup_fields = "fen", 6
   start_setup = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
   go_words = ("wtime", "btime", "winc", "binc", "movestogo", "movetime", "nodes", "depth", "mate", "infinite",
-              "ponder")
+              "ponder", "searchmoves")
   clocks = (("wtime", "winc"), ("btime", "binc"))  # white moves first
   resign_word = "(none)"
 

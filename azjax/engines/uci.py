@@ -2,7 +2,7 @@
 
 Speaks the Universal Chess Interface as GUIs and python-chess's `chess.engine`
 expect: uci, isready, ucinewgame, setoption, position startpos|fen ... moves
-..., go (movetime, nodes, wtime/btime/winc/binc/movestogo, infinite, ponder:
+..., go (movetime, nodes, wtime/btime/winc/binc/movestogo, searchmoves, infinite, ponder:
 its bestmove after ponderhit or stop), ponderhit, stop, quit. Errors are
 `info string error: ...` lines; the engine keeps running and a rejected
 `position` leaves the previous position in place. A game goes on past a
