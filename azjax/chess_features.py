@@ -102,10 +102,14 @@ def attack_planes(obs: chex.Array) -> chex.Array:
 
 
 @functools.cache
-def policy_index() -> np.ndarray:
+def policy_index(opponent: bool = False) -> np.ndarray:
   """[4672] int32: for each pgx chess action, its index in the flattened [8, 8, POLICY_PLANES] planes of the
-  observation's frame (pgx's square s = file * 8 + rank sits at row 7 - rank, column file)."""
+  observation's frame (pgx's square s = file * 8 + rank sits at row 7 - rank, column file).
+
+  `opponent`: for an action of the opponent's, the reply (`network.opponent_policy`). pgx numbers its squares from
+  the side of the player to move, mirroring the ranks, so the opponent's rank r is the mover's 7 - r and sits at
+  row r. (Its planes keep their meaning in the opponent's frame: they are the head's second set of outputs.)"""
   action = np.arange(64 * POLICY_PLANES)
   square, plane = action // POLICY_PLANES, action % POLICY_PLANES
-  row, column = 7 - square % 8, square // 8
+  row, column = (square % 8 if opponent else 7 - square % 8), square // 8
   return ((row * 8 + column) * POLICY_PLANES + plane).astype(np.int32)

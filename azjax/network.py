@@ -111,7 +111,9 @@ def make_network(config: NetworkConfig, num_actions: int, axis_name: str | None 
       p = jax.nn.relu(_batch_norm(axis_name)(_conv(config.channels, 3)(x), is_training))
       p = hk.Conv2D(chess_features.POLICY_PLANES * outputs, 1)(p)
       p = p.reshape(*p.shape[:-1], outputs, chess_features.POLICY_PLANES)
-      policies = [p[..., k, :].reshape(p.shape[0], -1)[:, chess_features.policy_index()] for k in range(outputs)]
+      # The mover's moves, then the reply's: each read at its from-square on this board (the reply's in its frame).
+      policies = [p[..., k, :].reshape(p.shape[0], -1)[:, chess_features.policy_index(opponent=k == 1)]
+                  for k in range(outputs)]
     else:  # AlphaGo Zero's: 2 planes, then every action from every point
       p = jax.nn.relu(_batch_norm(axis_name)(_conv(config.policy_channels, 1)(x), is_training))
       policies = jnp.split(hk.Linear(num_actions * outputs)(p.reshape(p.shape[0], -1)), outputs, axis=-1)

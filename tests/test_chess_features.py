@@ -101,6 +101,28 @@ def test_policy_planes_read_every_legal_move_at_the_square_its_piece_leaves():
   assert moves > 500
 
 
+def test_the_reply_planes_read_each_reply_at_the_square_its_piece_leaves_on_the_movers_board():
+  """`network.opponent_policy` with planes: a reply (pgx's action in the opponent's frame, ranks mirrored) is read at
+  the square of this position's observation where the opponent's piece stands, not at its mirror image."""
+  index, env = chess_features.policy_index(opponent=True), make_env("chess")
+  assert sorted(index.tolist()) == list(range(64 * chess_features.POLICY_PLANES))
+  replies = 0
+  for board in _random_boards(10, seed=2):
+    obs = np.asarray(env.observe(pgx_private.from_fen(board.fen())))
+    for move in list(board.legal_moves)[:3]:
+      after = board.copy()
+      after.push(move)
+      reply_position = ChessPosition(after.fen())
+      for reply in after.legal_moves:
+        action = reply_position.action_of(reply.uci())
+        rank, file = chess.square_rank(reply.from_square), chess.square_file(reply.from_square)
+        row = 7 - rank if board.turn == chess.WHITE else rank  # in this position's frame
+        assert int(index[action]) // chess_features.POLICY_PLANES == row * 8 + file
+        assert obs[row, file, 6:12].sum() == 1  # the opponent's piece
+        replies += 1
+  assert replies > 300
+
+
 def test_policy_planes_head_shares_its_weights_across_the_board():
   """The planes head has no layer per action: a convolution to 73 planes (with a bias per plane) replaces the flat
   head's [2 * 64, 4672] layer, and the network's outputs keep the flat head's shape."""
