@@ -57,7 +57,9 @@ def estimate(config: Config, abstract_state, num_devices: int, compiled=None, de
   if compiled is not None:
     m = compiled.memory_analysis()
     temp = m.temp_size_in_bytes + max(m.output_size_in_bytes - m.alias_size_in_bytes, 0)
-  return Estimate(state=nbytes(abstract_state) // num_devices, replay=nbytes(abstract_state.replay) // num_devices,
+  split = nbytes(abstract_state.actors) + nbytes(abstract_state.replay)  # the games and replay lanes are split;
+  replicated = nbytes(abstract_state) - split  # every device holds the network and optimiser whole (STATE_SPECS)
+  return Estimate(state=split // num_devices + replicated, replay=nbytes(abstract_state.replay) // num_devices,
                   temp=temp, available=available_bytes(device or jax.devices()[0]))
 
 

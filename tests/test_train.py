@@ -417,6 +417,10 @@ def test_memory_estimate_against_the_compiled_step():
   e = budget.estimate(program.config, abstract, mesh.size, compiled=compiled)
   assert e.state == budget.nbytes(abstract) and 0 < e.replay < e.state and e.temp > 0
   assert "GB of state" in str(e)
+  # Over 4 devices the games and replay are split, the network and its optimiser copied whole on each.
+  split = budget.nbytes(abstract.actors) + budget.nbytes(abstract.replay)
+  four = budget.estimate(program.config, abstract, 4)
+  assert four.state == split // 4 + budget.nbytes(abstract) - split and four.replay == budget.nbytes(abstract.replay) // 4
   small = dataclasses.replace(e, available=e.state + e.temp // 2)
   with pytest.raises(azjax.ConfigError, match="replay.window|selfplay.batch_size"):
     budget.check(program.config, small)
