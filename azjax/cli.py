@@ -73,6 +73,9 @@ def main(game: str, argv=None) -> int:
     print(f"error: {e}", file=sys.stderr)
     return 2
   args = parser(game).parse_args(argv)
+  if args.resume and (args.preset is not None or args.run_dir is not None):  # a run keeps its config and directory
+    parser(game).error("--resume continues a run with its own config and directory: --preset and --run-dir do "
+                       "not apply (--set changes a field)")
   print(joined, flush=True)
   say = print if distributed.is_main() else (lambda *a, **k: None)  # process 0 speaks for the run
   from azjax import checkpoint as ckpt

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import typing
 from typing import Any, Sequence
 
@@ -457,11 +458,14 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
   """
   c = config
   _check(c.game in GAMES, "game", c.game, f"one of {', '.join(GAMES)}")
+  _check(0 <= c.seed < 2 ** 32, "seed", c.seed, "an integer in 0..4294967295 (a PRNG key holds 32 bits)")
   for section in ("network", "search", "selfplay", "replay", "train", "run"):
     for f in dataclasses.fields(getattr(c, section)):
       value = getattr(getattr(c, section), f.name)
-      if isinstance(value, (int, float)) and not isinstance(value, bool) and f.name not in SIGNED:
-        _check(value >= 0, f"{section}.{f.name}", value, "must be >= 0")
+      if isinstance(value, (int, float)) and not isinstance(value, bool):
+        _check(math.isfinite(value), f"{section}.{f.name}", value, "must be a finite number")
+        if f.name not in SIGNED:
+          _check(value >= 0, f"{section}.{f.name}", value, "must be >= 0")
   _check(c.search.algorithm in SEARCH_ALGORITHMS, "search.algorithm", c.search.algorithm,
          f"one of {', '.join(SEARCH_ALGORITHMS)}")
   _check(c.search.go_pass in GO_PASS_RULES, "search.go_pass", c.search.go_pass, f"one of {', '.join(GO_PASS_RULES)}")

@@ -106,7 +106,9 @@ def topology(args: argparse.Namespace | None = None, environ=os.environ) -> Topo
   except ValueError:
     raise ValueError(f"--num-processes and --process-id must be integers, not {given['num_processes']!r} and "
                      f"{given['process_id']!r}") from None
-  if n < 1 or not 0 <= i < n:
+  if n < 1:
+    raise ValueError(f"--num-processes must be at least 1, not {n}")
+  if not 0 <= i < n:
     raise ValueError(f"--process-id must be in 0..{n - 1} with --num-processes {n}, not {i}")
   if ":" not in str(given["coordinator"]):
     raise ValueError(f"--coordinator must be HOST:PORT, not {given['coordinator']!r}")

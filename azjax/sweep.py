@@ -90,6 +90,13 @@ def run_sweep(out: str | Path, game: str, preset_name: str, fixed: list[str], gr
   from azjax.presets import preset
   out = Path(out)
   spec = {"game": game, "preset": preset_name, "set": list(fixed), "grid": list(grid_items), "seeds": list(seeds)}
+  fields = [item.partition("=")[0].strip() for item in fixed]
+  for field in fields + [item.partition("=")[0].strip() for item in grid_items]:
+    if field == "seed":  # each run's seed is its place in --seeds; a seed field would be recorded and not used
+      raise ConfigError("seed", field, "given by --seeds in a sweep (seeds 0..N-1 for every combination)")
+  both = sorted(set(fields) & set(parse_grid(grid_items)))
+  if both:  # the grid's values would silently replace the fixed one
+    raise ConfigError(both[0], both[0], "in --grid or in --set, not both")
   base = apply_overrides(preset(game, preset_name), fixed)
   if base.game != game:
     raise ConfigError("game", base.game, f"{game} (the sweep's --game)")

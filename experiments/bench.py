@@ -55,15 +55,24 @@ def main(argv=None) -> int:
     print(f"error: {e}", file=sys.stderr)
     return 2
   variables = None
+  from azjax.checkpoint import CheckpointError
   if args.checkpoint:
     from azjax import load_agent
-    agent = load_agent(args.checkpoint)
+    try:
+      agent = load_agent(args.checkpoint)
+    except CheckpointError as e:
+      print(f"error: --checkpoint: {e}", file=sys.stderr)
+      return 2
     if agent.config.game != config.game or agent.config.network != dataclasses.replace(
         config.network, inference_dtype=agent.config.network.inference_dtype):
       p.error(f"--checkpoint {args.checkpoint}: its network ({agent.config.game}, {agent.config.network}) is not "
               "the benchmarked one; pass the same --game and network --set values")
     variables = (agent.params, agent.bn_state)
-  result = bench.run(config, args.repeats, measures, variables, args.budget_gb * 1e9)
+  try:
+    result = bench.run(config, args.repeats, measures, variables, args.budget_gb * 1e9)
+  except ConfigError as e:  # what depends on the devices found (a batch that their count does not divide)
+    print(f"error: {e}", file=sys.stderr)
+    return 2
   print(bench.table(result))
   if args.json:
     with open(args.json, "w") as f:

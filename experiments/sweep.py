@@ -4,8 +4,9 @@
       --grid search.num_simulations=8,32,128 --grid network.blocks=2,6 --seeds 4
 
 The seeds of one combination train in one XLA program (vmapped); --seeds-per-program caps that
-when memory is short. Run the same command again (or with --out of an interrupted sweep) to
-resume: finished runs are skipped and an unfinished one continues from its last checkpoint.
+when memory is short. Run the same command again with the same --out to resume (without --out
+each sweep gets a new directory named by the time): finished runs are skipped and an unfinished
+one continues from its last checkpoint. A run's seed is its place in --seeds.
 Output: results.csv (one row per run and evaluation point), summary.csv and summary.md (mean
 and 95% interval per combination), elo.png and score_vs_random.png.
 """
@@ -45,8 +46,8 @@ def main(argv=None) -> int:
     print(f"error: {e}", file=sys.stderr)
     return 2
   args = parser().parse_args(argv)
-  if args.seeds < 1 or args.seeds_per_program < 0:
-    parser().error("--seeds must be >= 1 and --seeds-per-program >= 0")
+  if not 1 <= args.seeds <= 2 ** 32 or args.seeds_per_program < 0:
+    parser().error("--seeds must be in 1..2^32 and --seeds-per-program >= 0")
   print(joined, flush=True)
   from azjax.checkpoint import CheckpointError
   from azjax.loop import DivergenceError
@@ -54,6 +55,8 @@ def main(argv=None) -> int:
   if args.out is None and distributed.topology(args) is not None:
     parser().error("--out is needed on several processes (each must name the same directory)")
   out = args.out or f"sweeps/{args.game}-{time.strftime('%Y%m%d-%H%M%S')}"
+  if args.out is None and distributed.is_main():
+    print(f"sweep directory: {out} (the same command with --out {out} resumes it)", flush=True)
   try:
     run_sweep(out, args.game, args.preset, args.overrides, args.grid, list(range(args.seeds)),
               args.seeds_per_program, progress=not args.no_progress)

@@ -31,6 +31,11 @@ def test_bench_reports_every_figure_against_its_floor(tmp_path, capfd):
   assert code == 2 and "search.nope" in err
   code, _, err = run_module(capfd, "experiments.bench", "--game", "tictactoe", "--cpu-devices", "two")
   assert code == 2 and "--cpu-devices" in err and "Traceback" not in err
+  code, _, err = run_module(capfd, "experiments.bench", "--game", "tictactoe", "--checkpoint", str(tmp_path / "none"))
+  assert code == 2 and "--checkpoint" in err and "Traceback" not in err
+  r = subprocess.run([sys.executable, "-m", "experiments.bench", "--game", "tictactoe", "--preset", "smoke",
+                      "--cpu-devices", "3"], cwd=ROOT, capture_output=True, text=True, timeout=300, env=xla_env())
+  assert r.returncode == 2 and "device count 3" in r.stderr and "Traceback" not in r.stderr, r.stderr[-2000:]
 
 
 def one_device_inference_flops(game: str, positions: int) -> float:

@@ -88,6 +88,10 @@ def test_overrides_parse_types():
     ("train.q_lambda=1", "train.q_lambda"),
     ("search.score_utility=0.3", "search.score_utility"),  # no ownership head to read a margin from
     ("search.score_utility_static=-0.1", "search.score_utility_static"),
+    ("seed=-1", "seed"),
+    ("seed=4294967296", "seed"),  # a PRNG key holds 32 bits: the run would repeat seed 0's
+    ("train.learning_rate=inf", "train.learning_rate"),
+    ("search.draw_value=nan", "search.draw_value"),
 ])
 def test_bad_overrides_name_the_field(override, field):
   with pytest.raises(ConfigError) as e:
@@ -119,6 +123,14 @@ def test_cli_bad_input_exits_2_with_one_message(capfd):
     code, _, err = _cli(capfd, *args)
     assert code == 2, err
     assert text in err and "Traceback" not in err
+
+
+def test_cli_resume_refuses_a_preset_or_a_run_dir(capfd, tmp_path):
+  """A resumed run keeps its own config and directory: --preset and --run-dir beside --resume were ignored."""
+  for flag, value in (("--preset", "paper"), ("--run-dir", str(tmp_path / "elsewhere"))):
+    code, _, err = _cli(capfd, "--resume", str(tmp_path), flag, value)
+    assert code == 2 and "--preset and --run-dir do not apply" in err and "Traceback" not in err, err
+  assert not (tmp_path / "elsewhere").exists()
 
 
 def test_cli_help_lists_every_field_with_defaults(capfd):

@@ -68,6 +68,8 @@ def test_topology_from_flags_environment_and_clusters():
   assert distributed.topology(flags(coordinator="auto"), {}) == distributed.Topology(None, 0, 0)
   with pytest.raises(ValueError, match="--num-processes"):
     distributed.topology(flags(coordinator="h:1", process_id=0), {})
+  with pytest.raises(ValueError, match="--num-processes must be at least 1, not 0"):
+    distributed.topology(flags(coordinator="h:1", num_processes=0, process_id=0), {})
   with pytest.raises(ValueError, match="0..1"):
     distributed.topology(flags(coordinator="h:1", num_processes=2, process_id=2), {})
   with pytest.raises(ValueError, match="HOST:PORT"):

@@ -53,6 +53,14 @@ def test_grid_parsing_and_bad_values_name_the_field(tmp_path):
   with pytest.raises(azjax.CheckpointError, match=r"holds seeds-0-1, which --seeds-per-program 0 does not make"):
     sweep.run_sweep(tmp_path / "p", "tictactoe", "smoke", [], [], [0, 1, 2, 3], seeds_per_program=0)
   assert sorted(p.name for p in (tmp_path / "p" / "base").iterdir()) == ["seeds-0-1"]
+  # A seed field would be recorded in each unit's config.json and not used (a run's seed is its place in --seeds);
+  # a field in both --set and --grid would silently take the grid's values. Both refused before anything runs.
+  for fixed, grid, field in [(["seed=5"], [], "seed"), ([], ["seed=0,5"], "seed"),
+                             (["network.blocks=2"], ["network.blocks=1,3"], "network.blocks")]:
+    with pytest.raises(azjax.ConfigError, match=field) as e:
+      sweep.run_sweep(tmp_path / "q", "tictactoe", "smoke", fixed, grid, [0])
+    assert e.value.field == field
+  assert not (tmp_path / "q").exists()
 
 
 def test_the_summary_table_shows_every_combinations_columns():
@@ -128,6 +136,15 @@ def test_sweep_writes_tidy_results_and_resumes_after_a_crash(tmp_path, monkeypat
   with pytest.raises(azjax.CheckpointError, match="another sweep"):
     sweep.run_sweep(tmp_path / "crashed", **dict(ARGS, seeds=[0, 1, 2]), progress=False)
   assert json.loads((tmp_path / "crashed" / "sweep.json").read_text())["seeds"] == [0, 1]
+
+
+def test_an_ablations_extra_arguments_replace_the_recipes_own_setting_of_a_field():
+  from experiments import ablations, sweep as sweep_cli
+  args = sweep_cli.parser().parse_args(ablations.sweep_args("network", ["--set", "network.blocks=1", "--grid",
+                                                                        "network.channels=8,16"]))
+  assert args.grid == ["network.channels=8,16"] and args.overrides == ["network.blocks=1"]
+  args = sweep_cli.parser().parse_args(ablations.sweep_args("search", ["--set=search.num_simulations=4"]))
+  assert args.grid == ["search.algorithm=puct,gumbel"] and args.overrides == ["search.num_simulations=4"]
 
 
 def test_every_ablation_recipe_is_a_valid_sweep():

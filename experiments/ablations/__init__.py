@@ -45,11 +45,15 @@ RECIPES = {
 
 
 def sweep_args(name: str, extra: list[str]) -> list[str]:
-  """The `experiments.sweep` command line of recipe `name`; `extra` arguments come last and win."""
+  """The `experiments.sweep` command line of recipe `name`; `extra` arguments come last and win: a field that
+  `extra` sets or grids replaces the recipe's own grid or setting of it."""
   recipe = RECIPES[name]
+  field = lambda item: item.partition("=")[0].strip()  # noqa: E731
+  given = {field(extra[i + 1]) for i in range(len(extra) - 1) if extra[i] in ("--set", "--grid")}
+  given |= {field(a.split("=", 1)[1]) for a in extra if a.startswith(("--set=", "--grid="))}
   args = ["--game", recipe.game, "--preset", recipe.preset]
   for item in recipe.grid:
-    args += ["--grid", item]
+    args += ["--grid", item] if field(item) not in given else []
   for item in recipe.fixed:
-    args += ["--set", item]
+    args += ["--set", item] if field(item) not in given else []
   return args + list(extra)
