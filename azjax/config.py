@@ -24,6 +24,7 @@ UPDATE_LOOPS = ("auto", "scan", "unrolled")
 ADJUDICATE_SCORES = ("margin", "logistic")  # selfplay.adjudicate_score
 POLICY_HEADS = ("flat", "planes")
 COMPACT_TREES = ("auto", "on", "off")  # search.tree_width
+REPLAY_SAMPLINGS = ("lanes", "window")  # replay.sampling
 ENGINE_GAMES = ("go9", "go", "chess", "shogi")  # the games a real engine plays (engines.match.OPPONENTS)
 
 
@@ -252,6 +253,12 @@ class ReplayConfig:
   # Store positions compactly and exactly (replay.Codec): bits for 0/1 planes and legal moves, the
   # policy's nonzero entries only. False stores them as they come, in the game's dtypes.
   compact: bool = True
+  # How a minibatch weighs the window's positions. "lanes": every game slot's lane gives the same number of rows, so a
+  # position in a lane that holds fewer labelled positions weighs more (every run before results section 70).
+  # "window": each row weighted by its lane's count, so every labelled position counts alike, as AlphaGo Zero's
+  # uniform draw ("Each mini-batch of data is sampled uniformly at random from all positions of the most recent
+  # 500,000 games", AlphaGo Zero, Methods); the `paper` preset's. (replay.sample)
+  sampling: str = "lanes"
 
 
 @_section
@@ -472,6 +479,8 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
   _check(c.search.go_eyes in GO_EYE_RULES, "search.go_eyes", c.search.go_eyes, f"one of {', '.join(GO_EYE_RULES)}")
   _check(c.search.compact_tree in COMPACT_TREES, "search.compact_tree", c.search.compact_tree,
          f"one of {', '.join(COMPACT_TREES)}")
+  _check(c.replay.sampling in REPLAY_SAMPLINGS, "replay.sampling", c.replay.sampling,
+         f"one of {', '.join(REPLAY_SAMPLINGS)}")
   _check(c.train.optimizer in OPTIMIZERS, "train.optimizer", c.train.optimizer, f"one of {', '.join(OPTIMIZERS)}")
   _check(c.network.policy_head in POLICY_HEADS, "network.policy_head", c.network.policy_head,
          f"one of {', '.join(POLICY_HEADS)}")

@@ -63,7 +63,7 @@ def _paper(game: str) -> Config:
       network=dataclasses.replace(PAPER_NETWORK, policy_head=PAPER_POLICY_HEAD.get(game, "flat")),
       search=SearchConfig(**PAPER_SEARCH),
       selfplay=SelfPlayConfig(batch_size=games, chunk_plies=chunk, temperature_plies=PAPER_TEMPERATURE_PLIES),
-      replay=ReplayConfig(window=window),
+      replay=ReplayConfig(window=window, sampling="window"),  # uniform over the window (AlphaGo Zero, Methods)
       train=TrainConfig(**dict(PAPER_TRAIN, **(PAPER_GO_TRAIN if game in GO_SIZES else {})), updates_per_step=updates,
                         num_steps=PAPER_UPDATES // updates),
       run=RunConfig(log_every=100, checkpoint_every=1000, eval_every=5000, eval_games=400),

@@ -243,7 +243,7 @@ def _labelled_range(lane: Replay):
   return lo, jnp.maximum(lane.labelled, lo)
 
 
-def _sample(lane: Replay, key, n: int) -> Batch:
+def _sample(lane: Replay, key, n: int, by_window: bool = False) -> Batch:
   lo, hi = _labelled_range(lane)
   count = hi - lo
   k = lo + jax.random.randint(key, (n,), 0, jnp.maximum(count, 1))  # absolute indices
@@ -260,8 +260,9 @@ def _sample(lane: Replay, key, n: int) -> Batch:
     reply_policy, reply_legal = jax.vmap(lane.codec.decode_policy)(lane.policy[j], index, lane.legal[j])
     own.update(reply_policy=reply_policy, reply_legal=reply_legal,
                replied=((k + 1 < hi) & ~lane.last[i]).astype(jnp.float32))
+  weight = count if by_window else count > 0  # see `sample`
   return Batch(obs=obs, policy=policy, legal=legal, value=lane.value[i],
-               weight=jnp.broadcast_to((count > 0).astype(jnp.float32), (n,)), **own)
+               weight=jnp.broadcast_to(weight.astype(jnp.float32), (n,)), **own)
 
 
 def add(replay: Replay, obs, policy, legal, mover, q=None) -> Replay:
@@ -283,11 +284,17 @@ def finish(replay: Replay, done, rewards, ownership=None, owned=None, target: Va
   return jax.vmap(label)(replay, done, rewards, ownership, owned)
 
 
-def sample(replay: Replay, keys, per_lane: int) -> Batch:
+def sample(replay: Replay, keys, per_lane: int, by_window: bool = False) -> Batch:
   """Draws `per_lane` positions uniformly from each lane's labelled positions; keys [lanes]. Returns [lanes*per_lane],
-  decoded."""
+  decoded.
+
+  Every lane gives as many rows, so a position weighs 1 / (its lane's labelled positions): more in a lane that
+  holds fewer (early on, or a long game still in progress). `by_window` (`replay.sampling="window"`) weights each
+  row by its lane's count instead, so that in the loss, whose weights sum to one over all devices, every labelled
+  position in the window counts alike, as AlphaGo Zero's uniform draw from its window; an empty lane's rows weigh 0
+  either way."""
   chex.assert_equal_shape_prefix([keys, replay.written], 1)
-  batch = jax.vmap(functools.partial(_sample, n=per_lane))(replay, keys)
+  batch = jax.vmap(functools.partial(_sample, n=per_lane, by_window=by_window))(replay, keys)
   return jax.tree.map(lambda x: x.reshape(-1, *x.shape[2:]), batch)
 
 

@@ -209,7 +209,8 @@ def _shard_step(program: Program, state: TrainState, coins: chex.Array, phase: s
 
   def body(carry, update_key):
     update_key, augment_key = jax.random.split(update_key)
-    batch = replay_lib.sample(replay, selfplay.per_game_keys(update_key, actors.slot), per_lane)
+    batch = replay_lib.sample(replay, selfplay.per_game_keys(update_key, actors.slot), per_lane,
+                              by_window=config.replay.sampling == "window")
     if config.train.augment:
       keys = selfplay.per_row_keys(augment_key, actors.slot, per_lane)  # a row's symmetry: the same on any mesh
       obs, policy, legal, ownership, reply = jax.vmap(functools.partial(symmetry.augment,

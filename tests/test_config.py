@@ -20,6 +20,7 @@ def test_paper_preset_holds_the_paper_numbers():
   assert c.search.algorithm == "puct" and c.search.num_simulations == 800
   assert (c.search.c_init, c.search.c_base, c.search.dirichlet_fraction) == (1.25, 19652.0, 0.25)
   assert c.selfplay.temperature_plies == 30
+  assert c.replay.sampling == "window" and azjax.preset("chess", "cpu").replay.sampling == "lanes"  # uniform [AGZ]
   assert (c.train.batch_size, c.train.learning_rate, c.train.momentum, c.train.l2) == (4096, 0.2, 0.9, 1e-4)
   assert c.train.lr_boundaries == (100_000, 300_000, 500_000)
   assert c.train.num_steps * c.train.updates_per_step == 700_000

@@ -115,10 +115,33 @@ def test_window_keeps_the_newest_positions_and_samples_only_labelled_ones(strict
   assert np.all(np.asarray(batch.weight) == 1.0)
 
 
+def test_window_sampling_weighs_every_labelled_position_alike_where_lanes_weigh_lanes_alike():
+  """replay.sampling: lane 0 holds 8 labelled positions, lane 1 holds 2. Each lane gives as many rows; by lanes
+  a position of lane 1 weighs 4 times one of lane 0 (1/2 against 1/8 of its lane's rows), by window (AlphaGo Zero's
+  uniform draw) each of the 10 weighs a tenth of the loss."""
+  r = _replay(lanes=2, size=8)
+  for t in range(8):
+    r = _add(r, [t, 100 + t], [0, 0])
+    if t == 1:
+      r = replay_lib.finish(r, jnp.array([False, True]), jnp.zeros((2, 2)))  # lane 1: a game of 2 positions
+  r = replay_lib.finish(r, jnp.array([True, False]), jnp.zeros((2, 2)))  # lane 0: a game of 8; lane 1's 6 go on
+  assert list(replay_lib.size(r)) == [8, 2]
+  keys = jax.random.split(jax.random.PRNGKey(0), 2)
+  for by_window, expected in ((False, {0: 1 / 16, 100: 1 / 4}), (True, {0: 1 / 10, 100: 1 / 10})):
+    batch = replay_lib.sample(r, keys, 4000, by_window=by_window)
+    seen, weight = np.asarray(batch.obs[:, 0]), np.asarray(batch.weight)
+    assert set(seen) == set(range(8)) | {100, 101}
+    share = {v: weight[seen == v].sum() / weight.sum() for v in set(seen)}
+    for v, x in share.items():
+      assert abs(x - expected[0 if v < 100 else 100]) < 0.012, (by_window, v, x)
+
+
 def test_sampling_an_empty_lane_gives_zero_weight():
   r = _add(_replay(lanes=2), [1, 2], [0, 0])
   r = replay_lib.finish(r, jnp.array([True, False]), jnp.zeros((2, 2)))
   batch = replay_lib.sample(r, jax.random.split(jax.random.PRNGKey(0), 2), 3)
+  np.testing.assert_array_equal(batch.weight, [1, 1, 1, 0, 0, 0])
+  batch = replay_lib.sample(r, jax.random.split(jax.random.PRNGKey(0), 2), 3, by_window=True)
   np.testing.assert_array_equal(batch.weight, [1, 1, 1, 0, 0, 0])
 
 

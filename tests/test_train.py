@@ -151,6 +151,18 @@ def test_an_opponent_policy_run_marks_each_games_last_move_and_trains_the_reply_
     assert not replay.last[lane, n:replay.written[lane]].any()  # the game in play has not ended
 
 
+def test_window_sampling_reaches_the_train_step():
+  """replay.sampling=window weighs each row by its lane's labelled positions: with lanes of unequal counts the same
+  run's first update sees the same rows weighted otherwise, so its loss differs (the self-play before it is the same)."""
+  (lanes, lanes_metrics), (window, window_metrics) = (_trained("tictactoe", f"replay.sampling={s}")
+                                                      for s in ("lanes", "window"))
+  counts = np.asarray(jax.device_get(replay_lib.size(lanes.replay)))
+  assert counts.min() > 0 and counts.min() < counts.max()
+  np.testing.assert_array_equal(jax.device_get(lanes.replay.labelled), jax.device_get(window.replay.labelled))
+  assert float(lanes_metrics["updates"]) == float(window_metrics["updates"]) == 1
+  assert np.isfinite(float(window_metrics["loss"])) and float(window_metrics["loss"]) != float(lanes_metrics["loss"])
+
+
 def test_a_q_ratio_run_mixes_its_searches_values_into_its_value_targets():
   # train.q_ratio inside the train step: each labelled position's target is r * q + (1 - r) * z, with q the
   # value its search stored beside it and z its game's outcome (tic-tac-toe: -1, 0 or 1), for every position.
