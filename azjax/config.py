@@ -564,6 +564,8 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
   _check(boundaries == sorted(set(boundaries)) and min(boundaries, default=0) >= 0, "train.lr_boundaries",
          c.train.lr_boundaries, "update counts >= 0, strictly increasing")
   _check(c.search.c_base > 0, "search.c_base", c.search.c_base, "must be > 0 (PUCT divides by it)")
+  _check(c.train.updates_per_step >= 1, "train.updates_per_step", c.train.updates_per_step,
+         "must be >= 1 (a run without updates would play and never learn)")
   _check(c.train.momentum < 1.0, "train.momentum", c.train.momentum, "must lie in [0, 1)")
   _check(c.replay.window % c.selfplay.batch_size == 0, "replay.window", c.replay.window,
          f"must be a multiple of selfplay.batch_size={c.selfplay.batch_size} (each game slot owns an equal lane)")

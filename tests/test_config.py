@@ -89,6 +89,7 @@ def test_overrides_parse_types():
     ("train.q_lambda=1", "train.q_lambda"),
     ("search.score_utility=0.3", "search.score_utility"),  # no ownership head to read a margin from
     ("search.score_utility_static=-0.1", "search.score_utility_static"),
+    ("train.updates_per_step=0", "train.updates_per_step"),
     ("seed=-1", "seed"),
     ("seed=4294967296", "seed"),  # a PRNG key holds 32 bits: the run would repeat seed 0's
     ("train.learning_rate=inf", "train.learning_rate"),
