@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import os
 import sys
 import time
 from pathlib import Path
@@ -54,9 +55,16 @@ def parse(argv):
     p.error(f"--opponent {args.opponent} does not play {args.game}; choose {', '.join(m.OPPONENTS[args.game])}")
   if args.capture_all_dead and args.opponent != "gnugo":
     p.error("--capture-all-dead is GNU Go's (--opponent gnugo)")
-  for name in ("games", "simulations", "movetime", "depth"):
+  for name in ("games", "simulations", "movetime", "depth", "elo"):
     if getattr(args, name) is not None and getattr(args, name) < 1:
       p.error(f"--{name} must be >= 1")
+  if not 0 <= args.level <= 10:
+    p.error(f"--level {args.level}: GNU Go's levels are 0-10")
+  low = -20 if args.opponent == "fairy-stockfish" else 0  # Fairy-Stockfish goes below Stockfish's 0
+  if args.skill is not None and not low <= args.skill <= 20:
+    p.error(f"--skill {args.skill}: {args.opponent}'s Skill Level is {low}-20")
+  if args.engine_path is not None and not (os.path.isfile(args.engine_path) and os.access(args.engine_path, os.X_OK)):
+    p.error(f"--engine-path {args.engine_path}: no executable file there")
   return args
 
 

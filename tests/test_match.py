@@ -153,6 +153,12 @@ def test_match_cli_plays_with_a_search_setting_and_refuses_one_outside_search(tm
   assert "mean margin by the engine's count " in summary and "over 2 games" in summary
   assert "--capture-all-dead is GNU Go's" in _refused(capfd, "--game", "chess", "--checkpoint", run, "--opponent",
                                                      "stockfish", "--capture-all-dead")
+  # Engine settings outside their ranges, and an engine that is not there, are refused before anything loads.
+  for flags, text in ((["--opponent", "gnugo", "--level", "11"], "GNU Go's levels are 0-10"),
+                      (["--opponent", "gnugo", "--engine-path", str(tmp_path / "none")], "no executable file there")):
+    assert text in _refused(capfd, "--game", "go9", "--checkpoint", run, *flags)
+  assert "Skill Level is 0-20" in _refused(capfd, "--game", "chess", "--checkpoint", run, "--opponent", "stockfish",
+                                           "--skill", "-1")
 
 
 def test_a_runs_evaluations_play_the_real_engine_and_rate_it(tmp_path):
