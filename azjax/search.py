@@ -376,7 +376,10 @@ def puct_tree(variables, key: chex.PRNGKey, root: mctx.RootFnOutput, recurrent_f
   with_dirichlet_noise's, drawn over the legal moves only. What remains is muzero_policy's own: the prior as
   log(softmax) floored at the smallest normal float, shifted to a maximum of 0, the invalid children at the
   smallest float (finite: a root with no legal move makes no NaN), and PUCT (pb_c_init, pb_c_base) at every node,
-  where the masked children are never selected (`never_masked`)."""
+  where the masked children are never selected (`never_masked`). One difference from the AlphaZero pseudocode
+  stays, mctx's: a node's own evaluation counts as one of its visits, so at the root N is 1 + the children's
+  visits where the pseudocode's is their sum (the exploration term's sqrt(N) and c(N) one visit ahead; the same
+  at every interior node in both)."""
   _, _, search_key = jax.random.split(key, 3)  # the key muzero_policy gives mctx.search
   logits = jnp.log(jnp.maximum(jax.nn.softmax(root.prior_logits), jnp.finfo(root.prior_logits.dtype).tiny))
   logits = logits - logits.max(axis=-1, keepdims=True)

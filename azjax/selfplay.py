@@ -48,7 +48,7 @@ class Actors:
 class Outcome:
   done: chex.Array  # [B] bool the game ended on this ply (and its slot restarted)
   plies: chex.Array  # [B] int32 its length
-  rewards: chex.Array  # [B, 2] its outcome per player id (zeros for a draw or the length cap)
+  rewards: chex.Array  # [B, 2] its outcome per player id (zeros for a draw, or the length cap unless adjudicated)
   first: chex.Array  # [B] int32 the player id that moved first
   ending: chex.Array  # [B] int32 how it ended: an index into rules.ENDINGS
   value_sse: chex.Array  # [B] sum over its moves of (root value - the outcome, discounted as replay's target)^2

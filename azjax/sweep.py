@@ -94,6 +94,8 @@ def run_sweep(out: str | Path, game: str, preset_name: str, fixed: list[str], gr
   for field in fields + [item.partition("=")[0].strip() for item in grid_items]:
     if field == "seed":  # each run's seed is its place in --seeds; a seed field would be recorded and not used
       raise ConfigError("seed", field, "given by --seeds in a sweep (seeds 0..N-1 for every combination)")
+    if field == "game":  # the sweep's records, plots and checks are the --game's
+      raise ConfigError("game", field, "given by --game in a sweep (one game a sweep)")
   both = sorted(set(fields) & set(parse_grid(grid_items)))
   if both:  # the grid's values would silently replace the fixed one
     raise ConfigError(both[0], both[0], "in --grid or in --set, not both")

@@ -55,7 +55,7 @@ def test_grid_parsing_and_bad_values_name_the_field(tmp_path):
   assert sorted(p.name for p in (tmp_path / "p" / "base").iterdir()) == ["seeds-0-1"]
   # A seed field would be recorded in each unit's config.json and not used (a run's seed is its place in --seeds);
   # a field in both --set and --grid would silently take the grid's values. Both refused before anything runs.
-  for fixed, grid, field in [(["seed=5"], [], "seed"), ([], ["seed=0,5"], "seed"),
+  for fixed, grid, field in [(["seed=5"], [], "seed"), ([], ["seed=0,5"], "seed"), ([], ["game=connect_four"], "game"),
                              (["network.blocks=2"], ["network.blocks=1,3"], "network.blocks")]:
     with pytest.raises(azjax.ConfigError, match=field) as e:
       sweep.run_sweep(tmp_path / "q", "tictactoe", "smoke", fixed, grid, [0])
