@@ -96,6 +96,17 @@ def _unleaves(treedef_source, flat: dict):
   return jax.tree.unflatten(jax.tree.structure(treedef_source), [flat[k] for k in sorted(flat)])
 
 
+def reader(directory: str | os.PathLike) -> ocp.CheckpointManager:
+  """A manager that reads the steps now on disk, on this process alone. A run's own manager restores at a barrier
+  of every process (orbax's), so process 0, reading its evaluation's earlier networks while the others wait in
+  the next train step, would wait for ever."""
+  here = jax.process_index()
+  options = ocp.CheckpointManagerOptions(read_only=True, enable_async_checkpointing=False,
+                                         multiprocessing_options=ocp.options.MultiprocessingOptions(
+                                             primary_host=here, active_processes={here}))
+  return ocp.CheckpointManager(Path(directory).absolute(), options=options, item_names=ITEMS)
+
+
 def manager(directory: str | os.PathLike, keep: int = 3, keep_period: int | None = None) -> ocp.CheckpointManager:
   """Keeps the latest `keep` checkpoints, and every one whose step is a multiple of `keep_period`."""
   options = ocp.CheckpointManagerOptions(max_to_keep=keep, keep_period=keep_period or None, create=True,

@@ -195,7 +195,8 @@ class RunEvaluation:
     config = self.config
     agent = Agent(config=config, params=params, bn_state=bn_state, step=step)
     key = jax.random.fold_in(seed_key(config.seed, "eval"), step)
-    games = play_round(config, agent, opponents(config, self.mngr, step, self.abstract_model), key)
+    pool = opponents(config, ckpt.reader(self.mngr.directory), step, self.abstract_model)  # on process 0 alone
+    games = play_round(config, agent, pool, key)
     lines = []
     for row in games:
       lines.append(f"step {step}: {row['player']} against {row['opponent']}: {row['wins']} wins, {row['draws']} "

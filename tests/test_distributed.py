@@ -31,21 +31,26 @@ def _env(devices: int) -> dict:
   return xla_env(f"--xla_force_host_platform_device_count={devices}", JAX_PLATFORMS="cpu")
 
 
-def _launch(run_dir, steps: int, processes: int = 2, resume: bool = False) -> list[subprocess.Popen]:
+def _launch(run_dir, steps: int, processes: int = 2, resume: bool = False, extra=()) -> list[subprocess.Popen]:
   """`processes` processes of one tictactoe run, 4 devices in all."""
   port, where = _free_port(), (["--resume", str(run_dir)] if resume else ["--run-dir", str(run_dir)])
   topology = lambda i: ["--coordinator", f"localhost:{port}", "--num-processes", str(processes),
                         "--process-id", str(i)] if processes > 1 else []
   return [subprocess.Popen([sys.executable, "-m", "experiments.tictactoe", *ARGS, "--set", f"train.num_steps={steps}",
-                            *where, *topology(i)], cwd=ROOT, env=_env(4 // processes), stdout=subprocess.PIPE,
+                            *where, *topology(i), *extra], cwd=ROOT, env=_env(4 // processes), stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True) for i in range(processes)]
 
 
 def _finish(procs, timeout=900) -> list[tuple[int, str, str]]:
   out = []
-  for p in procs:
-    stdout, stderr = p.communicate(timeout=timeout)
-    out.append((p.returncode, stdout, stderr))
+  try:
+    for p in procs:
+      stdout, stderr = p.communicate(timeout=timeout)
+      out.append((p.returncode, stdout, stderr))
+  except subprocess.TimeoutExpired:  # a hung run: no process left behind
+    for p in procs:
+      p.kill()
+    raise
   return out
 
 
@@ -128,12 +133,16 @@ def test_a_bad_topology_is_refused_with_exit_2():
 @pytest.mark.slow
 def test_two_processes_train_as_one_and_their_checkpoint_plays_in_one(tmp_path):
   two, one = tmp_path / "two", tmp_path / "one"
-  results = _finish(_launch(two, steps=4))
+  # Evaluated every 2 steps: step 4's plays step 2's network, which process 0 reads while process 1 waits in the
+  # next step (orbax's own restore waited for every process there: the run hung).
+  results = _finish(_launch(two, steps=4, extra=["--set", "run.eval_every=2"]), timeout=600)
   for i, (rc, stdout, stderr) in enumerate(results):
     assert rc == 0, stderr[-3000:]
     assert f"process {i} of 2 with 2 of 4 cpu devices" in stdout
   assert "run directory" in results[0][1] and "run directory" not in results[1][1]  # process 0 speaks
   assert sorted(ckpt.manager(two / "checkpoints").all_steps()) == [2, 4]
+  with open(two / "evals.csv") as f:
+    assert [(r["step"], r["opponent"]) for r in csv.DictReader(f)] == [("2", "random"), ("4", "random"), ("4", "step2")]
   (rc, stdout, stderr), = _finish(_launch(one, steps=4, processes=1))
   assert rc == 0, stderr[-3000:]
   # The same games and the same updates. Only the order of the gradient all-reduce's sums differs
