@@ -129,8 +129,8 @@ def main(game: str, argv=None) -> int:
   say(f"run directory: {result.run_dir}")
   say(f"trained {result.step} steps in {result.seconds:.1f} s")
   if result.out_of_time:
-    say(f"stopped by run.max_minutes={config.run.max_minutes:g} before train.num_steps={config.train.num_steps}: "
-        f"--resume {result.run_dir} continues it")
+    why = "a preemption notice (SIGTERM)" if result.preempted else f"run.max_minutes={config.run.max_minutes:g}"
+    say(f"stopped by {why} before train.num_steps={config.train.num_steps}: --resume {result.run_dir} continues it")
   if result.evaluation is not None:
     say(f"evaluation against the uniform random player: {result.evaluation}")
   return 0

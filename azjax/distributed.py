@@ -200,6 +200,16 @@ def from_main(value: bool) -> bool:
   return bool(multihost_utils.broadcast_one_to_all(np.int32(value)))
 
 
+def preempted(step: int) -> bool:
+  """Whether the run stops at `step` for a preemption notice: SIGTERM (a scheduler's `scancel`, a pod's stop) to
+  any process of a run of several, which JAX's preemption service catches and turns into one step that every
+  process reaches. Call it at every step. A run of one process ends at SIGTERM as any program does."""
+  if jax.process_count() == 1:
+    return False
+  from jax.experimental import multihost_utils
+  return bool(multihost_utils.reached_preemption_sync_point(step))
+
+
 def barrier(name: str, timeout_s: int = 3600) -> None:
   """Every process waits here until all have arrived (a no-op for one process).
 

@@ -81,6 +81,7 @@ class RunResult:
   seconds: float
   ratings: object = None  # elo.Ratings of every player evaluated in the run
   out_of_time: bool = False  # stopped by run.max_minutes before train.num_steps (resume to continue)
+  preempted: bool = False  # stopped so by a preemption notice (SIGTERM to a run of several processes)
 
 
 def _get(config: Config, path: str):
@@ -345,7 +346,7 @@ def _train(config: Config, run_dir: Path, resume: bool, progress: bool, callback
       last_rows = [r for r in read_rows(run_dir / "metrics.csv") if row_step(r) == step]
       evaluate(step)
     previous = None
-    out_of_time = False
+    out_of_time = preempted = False
     while step < config.train.num_steps and not out_of_time:
       state, metrics = train_step(state)
       step += 1
@@ -355,8 +356,9 @@ def _train(config: Config, run_dir: Path, resume: bool, progress: bool, callback
         check_finite(*previous, mngr.directory)
       previous = (step, metrics)
       # Read at logged steps only, and process 0's clock decides, so that every process stops at the same step.
-      out_of_time = bool(config.run.max_minutes and step % config.run.log_every == 0 and distributed.from_main(
-          time.time() - started > 60 * config.run.max_minutes))
+      preempted = distributed.preempted(step)  # checkpointed and stopped like a run out of time
+      out_of_time = preempted or bool(config.run.max_minutes and step % config.run.log_every == 0 and
+                                      distributed.from_main(time.time() - started > 60 * config.run.max_minutes))
       last = step == config.train.num_steps or out_of_time
       if step % config.run.log_every == 0 or last:
         flush(keep_newest=not last)
@@ -391,7 +393,9 @@ def _train(config: Config, run_dir: Path, resume: bool, progress: bool, callback
   log.info("finished at step %d in %.1f s", step, seconds)
   stopped = step < config.train.num_steps
   if stopped:
-    log.info("stopped by run.max_minutes=%g at step %d of %d; --resume %s continues it", config.run.max_minutes,
+    log.info("stopped by %s at step %d of %d; --resume %s continues it",
+             "a preemption notice (SIGTERM)" if preempted else f"run.max_minutes={config.run.max_minutes:g}",
              step, config.train.num_steps, run_dir)
   return RunResult(run_dir=run_dir, step=step, metrics=last_rows[0] if len(last_rows) == 1 else last_rows,
-                   evaluation=evaluator.result, seconds=seconds, ratings=evaluator.ratings, out_of_time=stopped)
+                   evaluation=evaluator.result, seconds=seconds, ratings=evaluator.ratings, out_of_time=stopped,
+                   preempted=preempted)

@@ -160,6 +160,25 @@ def test_two_processes_train_as_one_and_their_checkpoint_plays_in_one(tmp_path):
 
 
 @pytest.mark.slow
+def test_sigterm_to_one_process_checkpoints_the_run_and_stops_every_process(tmp_path):
+  """A scheduler's stop (SIGTERM to any process): JAX's preemption service names one step for all, where the run
+  checkpoints and every process exits 0, saying how to resume (it went on training until SIGKILL)."""
+  run = tmp_path / "run"
+  procs = _launch(run, steps=400)
+  deadline = time.time() + 600
+  while not (run / "checkpoints" / "2").is_dir() and time.time() < deadline:
+    assert all(p.poll() is None for p in procs), [p.communicate()[1][-2000:] for p in procs if p.poll() is not None]
+    time.sleep(0.5)
+  procs[1].send_signal(signal.SIGTERM)
+  results = _finish(procs, timeout=180)
+  assert all(rc == 0 for rc, _, _ in results), [r[2][-2000:] for r in results]
+  assert "stopped by a preemption notice (SIGTERM)" in results[0][1]
+  latest = ckpt.manager(run / "checkpoints").latest_step()
+  with open(run / "metrics.csv") as f:
+    assert latest == int(list(csv.DictReader(f))[-1]["step"]) < 400  # checkpointed where it stopped
+
+
+@pytest.mark.slow
 def test_a_lost_process_stops_the_other_and_the_run_resumes(tmp_path):
   run = tmp_path / "run"
   procs = _launch(run, steps=400)
