@@ -4,6 +4,8 @@ import math
 import subprocess
 import sys
 
+import pytest
+
 from conftest import ROOT, batched_init, run_module, xla_env
 
 
@@ -97,6 +99,10 @@ def test_bench_memory_and_precision(tmp_path):
   # A game's search tree and state grow with the batch; the replay stores a position in a few bytes
   # (42 cells x 2 planes as bits, 7 policy entries; test_replay checks chess against the dense layout).
   assert result["selfplay_bytes_per_game"] > 0 and 0 < result["replay_bytes_per_position"] < 100
+  (b0, b1, b2), (t0, t1, t2) = result["memory_batches"], result["memory_bytes"]  # the line through the largest two
+  assert (b0, b1, b2) == (8, 16, 32) and result["selfplay_bytes_per_game"] == (t2 - t1) / (b2 - b1)
+  fixed = result["selfplay_fixed_bytes"]
+  assert result["memory_fit_error"] == pytest.approx((fixed + 8 * result["selfplay_bytes_per_game"] - t0) / t0)
   assert result["largest_selfplay_batch"] == int((1e9 - result["selfplay_fixed_bytes"])
                                                  // result["selfplay_bytes_per_game"])
   assert 0 <= result["bf16_value_mean_abs_error"] < 0.1 and result["bf16_policy_argmax_agreement"] > 0.5
@@ -121,3 +127,15 @@ def test_the_self_play_floor_counts_the_calls_playout_caps_make():
   calls = [h * 17 + (16 - h) * 5 for h in heads]
   assert [bench.search_calls(capped, [step]) for step in range(1, 6)] == calls
   assert bench.search_calls(capped, range(1, 6)) == sorted(calls)[2] < 272
+
+
+def test_the_training_floor_trains_the_auxiliary_heads_the_step_trains():
+  """The floor's updates carry the heads the config trains: XLA dropped the ownership head (its loss was not in the
+  floor's update, and nothing else reads it)."""
+  import azjax
+  from azjax import bench, train_step as train_lib
+  flops = {}
+  for extra in ([], ["network.ownership=1.5"]):
+    program = azjax.build(azjax.apply_overrides(azjax.preset("go9", "smoke"), extra))
+    _, flops[bool(extra)] = bench.training_floor(program, train_lib.make_mesh())
+  assert flops[True] > flops[False] * 1.001
