@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 import time
+from pathlib import Path
 
 from azjax import distributed
 from azjax.config import SECTIONS, ConfigError, apply_overrides
@@ -73,9 +74,6 @@ def main(game: str, argv=None) -> int:
     print(f"error: {e}", file=sys.stderr)
     return 2
   args = parser(game).parse_args(argv)
-  if args.resume and (args.preset is not None or args.run_dir is not None):  # a run keeps its config and directory
-    parser(game).error("--resume continues a run with its own config and directory: --preset and --run-dir do "
-                       "not apply (--set changes a field)")
   print(joined, flush=True)
   say = print if distributed.is_main() else (lambda *a, **k: None)  # process 0 speaks for the run
   from azjax import checkpoint as ckpt
@@ -103,6 +101,12 @@ def main(game: str, argv=None) -> int:
         raise ckpt.CheckpointError(f"{args.resume} is a {meta['game']} run, not {game}")
       config = apply_overrides(ckpt.config_from_meta(meta), overrides)
       run_dir = directory.parent
+      if args.run_dir is not None and Path(args.run_dir).resolve() != run_dir.resolve():
+        raise ConfigError("--run-dir", args.run_dir, f"{run_dir} or none with --resume (a run continues in its "
+                          "own directory)")
+      if args.preset is not None:  # the same command line again, with --resume: harmless, but said
+        say(f"note: --preset {args.preset} does not apply to a resumed run: it keeps its saved config "
+            "(--set changes a field)", file=sys.stderr)
     else:
       if args.preset is None:
         import jax

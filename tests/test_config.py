@@ -127,12 +127,17 @@ def test_cli_bad_input_exits_2_with_one_message(capfd):
     assert text in err and "Traceback" not in err
 
 
-def test_cli_resume_refuses_a_preset_or_a_run_dir(capfd, tmp_path):
+def test_cli_resume_refuses_another_run_dir_and_says_a_preset_does_not_apply(capfd, tmp_path):
   """A resumed run keeps its own config and directory: --preset and --run-dir beside --resume were ignored."""
-  for flag, value in (("--preset", "paper"), ("--run-dir", str(tmp_path / "elsewhere"))):
-    code, _, err = _cli(capfd, "--resume", str(tmp_path), flag, value)
-    assert code == 2 and "--preset and --run-dir do not apply" in err and "Traceback" not in err, err
+  code, _, err = _cli(capfd, "--preset", "smoke", "--run-dir", str(tmp_path / "run"), "--no-progress",
+                      "--set", "train.num_steps=2")
+  assert code == 0, err
+  code, _, err = _cli(capfd, "--resume", str(tmp_path / "run"), "--run-dir", str(tmp_path / "elsewhere"))
+  assert code == 2 and "--run-dir" in err and "Traceback" not in err, err
   assert not (tmp_path / "elsewhere").exists()
+  code, _, err = _cli(capfd, "--resume", str(tmp_path / "run"), "--run-dir", str(tmp_path / "run"), "--preset",
+                      "paper", "--no-progress", "--set", "train.num_steps=3")
+  assert code == 0 and "--preset paper does not apply to a resumed run" in err, err
 
 
 def test_cli_help_lists_every_field_with_defaults(capfd):
