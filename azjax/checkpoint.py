@@ -101,7 +101,8 @@ def reader(directory: str | os.PathLike) -> ocp.CheckpointManager:
   of every process (orbax's), so process 0, reading its evaluation's earlier networks while the others wait in
   the next train step, would wait for ever."""
   here = jax.process_index()
-  options = ocp.CheckpointManagerOptions(read_only=True, enable_async_checkpointing=False,
+  # Not orbax's read_only, which logs three warnings at every evaluation: this manager is only ever restored from.
+  options = ocp.CheckpointManagerOptions(create=False, enable_async_checkpointing=False,
                                          multiprocessing_options=ocp.options.MultiprocessingOptions(
                                              primary_host=here, active_processes={here}))
   return ocp.CheckpointManager(Path(directory).absolute(), options=options, item_names=ITEMS)
