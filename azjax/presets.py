@@ -293,8 +293,9 @@ _CPU_HISTORY = {"chess": 2}
 # level at 1600 (0.508) and no better against GNU Go level 1 at 1600 (6 wins, mean margin -33.4 over 20 games,
 # against 7 and -5.7; docs/results/learning, section 67). Continued to step 5000 (section 69): the median 60 or more
 # in 12 of 13 400-step windows against 3 of 13, level head to head at 5000 (0.523, 0.437-0.608) after 0.406 at 3200,
-# and against GNU Go level 1 (40 games) -7.6 against -20.5 at 3200, -10.2 against -5.2 at 5000. Seed 4, which meets
-# the median with this draw, is unmeasured with the rule: run it before go9 takes the rule. Paired on chess, seeds 0
+# and against GNU Go level 1 (40 games) -7.6 against -20.5 at 3200, -10.2 against -5.2 at 5000. Seed 4 with the rule,
+# to 5300 (section 70): the mirror image, the median under 60 in all 6 windows after the learning-rate drop (56.5-59.9)
+# where this draw held 60-64 there, and level against GNU Go level 1: go9 keeps this draw. Paired on chess, seeds 0
 # and 1, to step 1170 on one core each: at step 1100 visited-only scored 0.562 (0.511-0.610) and 0.207
 # (0.169-0.262) over 128 games, and seed 1's self-play drew by repetition in up to 42% of a 100-step window's games
 # (steps 801-900), where this draw stayed at 0-2% (section 68). `--set search.play_unvisited=false`.
