@@ -54,6 +54,16 @@ def _finish(procs, timeout=900) -> list[tuple[int, str, str]]:
   return out
 
 
+def _running_past_step_2(run) -> list[subprocess.Popen]:
+  """Two processes of a 400-step run, once its step-2 checkpoint is on disk (both still running)."""
+  procs = _launch(run, steps=400)
+  deadline = time.time() + 600
+  while not (run / "checkpoints" / "2").is_dir() and time.time() < deadline:
+    assert all(p.poll() is None for p in procs), [p.communicate()[1][-2000:] for p in procs if p.poll() is not None]
+    time.sleep(0.5)
+  return procs
+
+
 def _params(run_dir, step: int):
   mngr = ckpt.manager(run_dir / "checkpoints")
   meta = ckpt.step_meta(run_dir / "checkpoints", step)
@@ -164,11 +174,7 @@ def test_sigterm_to_one_process_checkpoints_the_run_and_stops_every_process(tmp_
   """A scheduler's stop (SIGTERM to any process): JAX's preemption service names one step for all, where the run
   checkpoints and every process exits 0, saying how to resume (it went on training until SIGKILL)."""
   run = tmp_path / "run"
-  procs = _launch(run, steps=400)
-  deadline = time.time() + 600
-  while not (run / "checkpoints" / "2").is_dir() and time.time() < deadline:
-    assert all(p.poll() is None for p in procs), [p.communicate()[1][-2000:] for p in procs if p.poll() is not None]
-    time.sleep(0.5)
+  procs = _running_past_step_2(run)
   procs[1].send_signal(signal.SIGTERM)
   results = _finish(procs, timeout=180)
   assert all(rc == 0 for rc, _, _ in results), [r[2][-2000:] for r in results]
@@ -181,11 +187,7 @@ def test_sigterm_to_one_process_checkpoints_the_run_and_stops_every_process(tmp_
 @pytest.mark.slow
 def test_a_lost_process_stops_the_other_and_the_run_resumes(tmp_path):
   run = tmp_path / "run"
-  procs = _launch(run, steps=400)
-  deadline = time.time() + 600
-  while not (run / "checkpoints" / "2").is_dir() and time.time() < deadline:
-    assert all(p.poll() is None for p in procs), [p.communicate()[1][-2000:] for p in procs if p.poll() is not None]
-    time.sleep(0.5)
+  procs = _running_past_step_2(run)
   procs[1].send_signal(signal.SIGKILL)
   killed = time.time()
   rc, _, stderr = _finish(procs[:1], timeout=120)[0]
