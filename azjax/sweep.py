@@ -90,19 +90,17 @@ def run_sweep(out: str | Path, game: str, preset_name: str, fixed: list[str], gr
   from azjax.presets import preset
   out = Path(out)
   spec = {"game": game, "preset": preset_name, "set": list(fixed), "grid": list(grid_items), "seeds": list(seeds)}
-  fields = [item.partition("=")[0].strip() for item in fixed]
-  for field in fields + [item.partition("=")[0].strip() for item in grid_items]:
+  fields, grid = [item.partition("=")[0].strip() for item in fixed], parse_grid(grid_items)
+  for field in fields + list(grid):
     if field == "seed":  # each run's seed is its place in --seeds; a seed field would be recorded and not used
       raise ConfigError("seed", field, "given by --seeds in a sweep (seeds 0..N-1 for every combination)")
     if field == "game":  # the sweep's records, plots and checks are the --game's
       raise ConfigError("game", field, "given by --game in a sweep (one game a sweep)")
-  both = sorted(set(fields) & set(parse_grid(grid_items)))
+  both = sorted(set(fields) & set(grid))
   if both:  # the grid's values would silently replace the fixed one
     raise ConfigError(both[0], both[0], "in --grid or in --set, not both")
-  base = apply_overrides(preset(game, preset_name), fixed)
-  if base.game != game:
-    raise ConfigError("game", base.game, f"{game} (the sweep's --game)")
-  combos = combinations(base, parse_grid(grid_items))  # every config is valid before anything runs
+  # Every config is valid before anything runs (the game is --game's: `game` was refused above).
+  combos = combinations(apply_overrides(preset(game, preset_name), fixed), grid)
   for _, _, config in combos:  # a sweep's evaluation plays the anchors alone (evaluation.SeedEvaluation)
     if config.run.eval_engine_games:
       raise ConfigError("run.eval_engine_games", config.run.eval_engine_games, "0 in a sweep: real engines play "
