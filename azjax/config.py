@@ -229,11 +229,19 @@ class SelfPlayConfig:
   adjudicate_score: str = "margin"
   # Playout-cap randomisation (KataGo: Wu 2019, arXiv:1902.10565, section 3.1): each ply is searched in full
   # with this probability and its positions train the policy and the value; otherwise every game gets a
-  # search of `fast_simulations` without root noise, plays its move, and trains the value only. One coin per
-  # ply, shared by the games in lockstep and by a sweep's seeds (selfplay.playout_coins). 1.0 = every move
-  # searched in full (the papers); KataGo: 0.25.
+  # search of `fast_simulations` without root noise and plays its move (trained on as `record_fast` says). One
+  # coin per ply, shared by the games in lockstep and by a sweep's seeds (selfplay.playout_coins). 1.0 = every
+  # move searched in full (the papers); KataGo: 0.25.
   full_search_fraction: float = 1.0
   fast_simulations: int = 0  # the fast search's simulations (KataGo: 100 against 600); used when fraction < 1
+  # Whether a fast-search ply goes to replay. True: it trains the value only (its policy target is empty), with
+  # train.q_ratio's q from its small search; this library's rule since playout caps came, and the cpu presets'.
+  # False: KataGo's, "Only turns with a full search are recorded for training" (Wu 2019, section 3.1): the fast
+  # plies only buy more games, and so more outcomes, per second. Then a step records about full_search_fraction as
+  # many positions, so `train.updates_per_step` and `replay.window` scaled by it keep each position's sample count
+  # and age. (Not with the targets that count plies between recorded positions: search.discount < 1,
+  # network.moves_left, train.q_lambda, network.opponent_policy.)
+  record_fast: bool = True
   # Resignation (AlphaGo Zero, Methods "Self-play"): a player resigns when its root value and its best child's
   # value are below v_resign, chosen automatically from the check games, where resignation is off, so that
   # at most `resign_false_positives` of their players who won or drew would have resigned (selfplay.py).
@@ -560,6 +568,11 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
     _check(1 <= c.selfplay.fast_simulations < c.search.num_simulations, "selfplay.fast_simulations",
            c.selfplay.fast_simulations, f"must lie in [1, search.num_simulations={c.search.num_simulations}) when "
            "selfplay.full_search_fraction < 1")
+  if not c.selfplay.record_fast:  # the replay counts recorded positions, not plies
+    for name, on in (("search.discount", c.search.discount < 1.0), ("network.moves_left", c.network.moves_left > 0),
+                     ("train.q_lambda", c.train.q_lambda > 0), ("network.opponent_policy", c.network.opponent_policy > 0)):
+      _check(not on, "selfplay.record_fast", False, f"must be true with {name} (its target counts the plies between "
+             "positions, and unrecorded fast plies leave gaps)")
   boundaries = list(c.train.lr_boundaries)
   _check(boundaries == sorted(set(boundaries)) and min(boundaries, default=0) >= 0, "train.lr_boundaries",
          c.train.lr_boundaries, "update counts >= 0, strictly increasing")

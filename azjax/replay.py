@@ -183,17 +183,19 @@ def init(lanes: int, lane_size: int, obs: jax.ShapeDtypeStruct, num_actions: int
   )
 
 
-def _add(lane: Replay, obs, policy, legal, mover, q) -> Replay:
+def _add(lane: Replay, obs, policy, legal, mover, q, record) -> Replay:
   i = lane.written % lane.mover.shape[0]
   obs, policy, index, legal = lane.codec.encode(obs, policy, legal)
+  # Not recorded: slot i (the oldest position, maybe still sampled) keeps what it holds, and `written` stays.
+  put = lambda stored, new: stored.at[i].set(jnp.where(record, new, stored[i]))
   if lane.q is not None:
-    lane = lane.replace(q=lane.q.at[i].set(q))
+    lane = lane.replace(q=put(lane.q, q))
   if lane.last is not None:
-    lane = lane.replace(last=lane.last.at[i].set(False))
+    lane = lane.replace(last=put(lane.last, False))
   return lane.replace(
-      obs=lane.obs.at[i].set(obs), policy=lane.policy.at[i].set(policy),
-      policy_index=None if index is None else lane.policy_index.at[i].set(index), legal=lane.legal.at[i].set(legal),
-      mover=lane.mover.at[i].set(mover), written=lane.written + 1)
+      obs=put(lane.obs, obs), policy=put(lane.policy, policy),
+      policy_index=None if index is None else put(lane.policy_index, index), legal=put(lane.legal, legal),
+      mover=put(lane.mover, mover), written=lane.written + jnp.asarray(record, jnp.int32))
 
 
 def _short_term(lane: Replay, z, plies_left, q_lambda: float):
@@ -265,13 +267,14 @@ def _sample(lane: Replay, key, n: int, by_window: bool = False) -> Batch:
                weight=jnp.broadcast_to(weight.astype(jnp.float32), (n,)), **own)
 
 
-def add(replay: Replay, obs, policy, legal, mover, q=None) -> Replay:
+def add(replay: Replay, obs, policy, legal, mover, q=None, record=True) -> Replay:
   """Appends one position per lane: obs [lanes, ...], policy/legal [lanes, A], mover [lanes], and where the
-  replay keeps it, q [lanes] (the search's value of its best move)."""
+  replay keeps it, q [lanes] (the search's value of its best move). Where `record` ([] bool) is False, nothing
+  is appended (KataGo's fast-search turns, `selfplay.record_fast`): the ply is played and not trained on."""
   chex.assert_rank([policy, legal, mover], [2, 2, 1])
   chex.assert_equal_shape_prefix([obs, policy, legal, mover, replay.written], 1)
   q = jnp.zeros_like(mover, jnp.float32) if q is None else q
-  return jax.vmap(_add)(replay, obs, policy, legal, mover, q)
+  return jax.vmap(_add, in_axes=(0, 0, 0, 0, 0, 0, None))(replay, obs, policy, legal, mover, q, record)
 
 
 def finish(replay: Replay, done, rewards, ownership=None, owned=None, target: ValueTarget = ValueTarget()) -> Replay:

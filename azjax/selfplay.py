@@ -253,7 +253,7 @@ def play_ply(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Ac
   `game` (config.game) names the game for the diagnostics (Go's passes, chess's repetitions).
   `fast_search` is playout-cap randomisation's small search, played where the coin `full` is False
   (`capped_search`); a position it searched goes to replay with an all-zero policy, which the loss
-  reads as "no policy target".
+  reads as "no policy target", or with `config.record_fast` False not at all (KataGo).
   `resign_below` ([] v_resign, or None: no resignation): a mover whose `resign_value` is below it resigns,
   unless its game is a check game, and loses. `target` says how a finished game's outcome becomes its
   positions' value targets (`replay.ValueTarget`)."""
@@ -264,7 +264,7 @@ def play_ply(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Ac
   out = capped_search(search, fast_search, variables, search_keys, state, full)
   action = root_moves(action_keys, out, actors.ply, config)
   replay = replay_lib.add(replay, state.observation, jnp.where(full, out.weights, 0.0), out.legal,
-                          state.current_player, out.best_value)
+                          state.current_player, out.best_value, record=full | config.record_fast)
 
   mover_id = actors.env.current_player
   state = batched_step(env)(state, action)

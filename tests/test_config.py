@@ -180,3 +180,13 @@ def test_a_run_too_short_for_its_learning_rate_drop_is_told_so():
   notes = unreached_drops(apply_overrides(config, ["train.num_steps=2650"]))
   assert len(notes) == 1 and "update 12800" in notes[0] and "at most 10600 updates" in notes[0], notes
   assert not unreached_drops(apply_overrides(config, ["train.num_steps=2650", "train.lr_boundaries=6400"]))
+
+
+def test_kataGo_recording_is_refused_with_targets_that_count_plies():
+  """selfplay.record_fast=false leaves the fast plies out of replay, so a target that counts the plies between
+  positions (shogi's preset discounts its value per ply) is refused by name; chess's preset takes it."""
+  with pytest.raises(ConfigError) as e:
+    apply_overrides(azjax.preset("shogi", "cpu"), ["selfplay.record_fast=false"])
+  assert e.value.field == "selfplay.record_fast" and "search.discount" in str(e.value)
+  chess = apply_overrides(azjax.preset("chess", "cpu"), ["selfplay.record_fast=false"])
+  assert not chess.selfplay.record_fast and azjax.preset("chess", "cpu").selfplay.record_fast

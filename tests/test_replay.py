@@ -39,6 +39,22 @@ def test_positions_are_labelled_from_the_movers_view_when_the_game_ends(strict_r
   np.testing.assert_array_equal(r.value[0, :3], [1.0, -1.0, 1.0])
 
 
+def test_an_unrecorded_position_leaves_a_full_ring_as_it_was():
+  """`record=False` (a fast ply under selfplay.record_fast=False) appends nothing: the slot it would overwrite,
+  the oldest position still sampled, keeps what it holds, and the lane's count stays."""
+  r = _replay(lanes=1, size=3)
+  for t in range(3):
+    r = _add(r, [t], [t % 2])
+  r = replay_lib.finish(r, jnp.array([True]), jnp.array([[1.0, -1.0]]))
+  before = r
+  values = jnp.asarray([[99]], jnp.int32)
+  r = replay_lib.add(r, values, jnp.zeros((1, 3)), jnp.ones((1, 3), bool), jnp.asarray([1], jnp.int32), record=False)
+  for a, b in zip(jax.tree.leaves(before), jax.tree.leaves(r)):
+    np.testing.assert_array_equal(a, b)
+  r = replay_lib.add(r, values, jnp.zeros((1, 3)), jnp.ones((1, 3), bool), jnp.asarray([1], jnp.int32), record=True)
+  assert int(r.written[0]) == 4 and int(r.obs[0, 0, 0]) == 99  # recorded: over the oldest slot
+
+
 def test_second_player_win_and_spanning_many_chunks():
   r = _replay(lanes=1, size=8)
   for t in range(7):  # one game of 7 positions added one ply at a time

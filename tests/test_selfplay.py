@@ -240,6 +240,40 @@ def test_playout_cap_randomisation_searches_some_plies_small_and_keeps_their_pol
     np.testing.assert_allclose(written, 1.0 if full else 0.0, atol=1e-6)
 
 
+def test_kataGo_records_only_the_full_search_plies_and_labels_them_with_the_outcome():
+  """selfplay.record_fast=False (KataGo, Wu 2019 section 3.1: "Only turns with a full search are recorded"): a
+  fast ply is played, its position never enters replay, and the game's full plies are labelled with its outcome
+  from their movers' view when it ends, as if the fast plies had not been there."""
+  env = make_env("tictactoe")
+  net = make_network(NetworkConfig(blocks=1, channels=8, value_hidden=16), env.num_actions)
+  search = make_search(env, net, SearchConfig(num_simulations=8), "tictactoe")
+  fast = make_search(env, net, SearchConfig(num_simulations=2), "tictactoe")
+  config = SelfPlayConfig(chunk_plies=1, temperature_plies=30, full_search_fraction=0.5, fast_simulations=2,
+                          record_fast=False)
+  actors = selfplay.init_actors(env, jax.random.PRNGKey(0), jnp.arange(1, dtype=jnp.int32))
+  variables = net.init(jax.random.PRNGKey(1), actors.env.observation)
+  replay = replay_lib.init(1, 64, jax.ShapeDtypeStruct((3, 3, 2), bool), env.num_actions)
+  ply = jax.jit(lambda a, r, k, full: selfplay.play_ply(env, search, config, variables, a, r, k, fast_search=fast,
+                                                        full=full))
+  coins, movers, observations = [True, False, False, True, False, True, True, False, True], [], []
+  for i, full in enumerate(coins):
+    obs, mover = np.asarray(actors.env.observation[0]), int(actors.env.current_player[0])
+    actors, replay, outcome, _ = ply(actors, replay, jax.random.PRNGKey(1000 + i), full)
+    if full:
+      movers.append(mover)
+      observations.append(obs)
+    assert int(replay.written[0]) == len(movers)
+    if bool(outcome.done[0]):
+      break
+  assert bool(outcome.done[0]), "tic-tac-toe ends within 9 plies"
+  n = len(movers)
+  np.testing.assert_array_equal(np.asarray(replay.obs[0, :n]), np.stack(observations))
+  np.testing.assert_allclose(np.asarray(replay.policy[0, :n]).sum(-1), 1.0, atol=1e-6)  # full plies: a policy
+  z = np.asarray(outcome.rewards[0])
+  np.testing.assert_array_equal(np.asarray(replay.value[0, :n]), [z[m] for m in movers])
+  assert int(replay_lib.size(replay)[0]) == n
+
+
 def test_a_sweeps_seeds_share_the_playout_coins_and_run_one_search_per_ply():
   """The coins come from the step, not the seed: every seed of a vmapped sweep plays the same plies in full
   (as a single run with either seed would), so the seeds' program keeps the `cond` between the two searches
