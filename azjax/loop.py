@@ -154,6 +154,20 @@ def _logger(run_dir: Path) -> logging.Logger:
   return log
 
 
+def short_lanes(config: Config) -> list[str]:
+  """A note when a lane holds fewer positions than two typical games record (it then loses their openings once it
+  wraps); none for a run too short to wrap one (smoke). Without selfplay.record_fast, a game records only its
+  full-search plies."""
+  plies = spec(config.game).typical_plies
+  recorded = 1.0 if config.selfplay.record_fast else config.selfplay.full_search_fraction
+  if config.lane_size >= recorded * min(2 * plies, config.train.num_steps * config.selfplay.chunk_plies):
+    return []
+  each = f"{plies} plies each" + ("" if recorded == 1.0 else f", about {round(recorded * plies)} recorded")
+  return [f"replay.window={config.replay.window} keeps {config.lane_size} positions per self-play game "
+          f"(selfplay.batch_size={config.selfplay.batch_size}), under two typical {config.game} games "
+          f"({each}): a game's first positions may be overwritten before it ends; raise replay.window"]
+
+
 def unreached_drops(config: Config) -> list[str]:
   """A note for each learning-rate drop (train.lr_boundaries, counted in updates) the run cannot reach: a preset's
   drops sit at a fraction of its own train.num_steps, and a shorter run keeps them, so its rate never drops there."""
@@ -234,12 +248,7 @@ def _train(config: Config, run_dir: Path, resume: bool, progress: bool, callback
   train_step = None if finished else train_lib.compiled_train_step(program, mesh, n)
   memory = budget.estimate(config, abstract, mesh.size, compiled=train_step)
   budget.check(config, memory)
-  # Lanes shorter than two games lose openings once they wrap; a run too short to wrap one says nothing (smoke).
-  if config.lane_size < min(2 * spec(config.game).typical_plies, config.train.num_steps * config.selfplay.chunk_plies):
-    notes.append(f"replay.window={config.replay.window} keeps {config.lane_size} positions per self-play game "
-                 f"(selfplay.batch_size={config.selfplay.batch_size}), under two typical {config.game} games "
-                 f"({spec(config.game).typical_plies} plies each): a game's first positions may be overwritten "
-                 "before it ends; raise replay.window")
+  notes += short_lanes(config)
   notes += unreached_drops(config)
   if state is None:
     distributed.barrier("azjax-init")  # the processes compile at different speeds; meet before the first

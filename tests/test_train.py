@@ -228,6 +228,18 @@ def test_a_run_whose_lanes_are_shorter_than_two_games_says_so_at_start(tmp_path,
   assert warning in capsys.readouterr().err and warning in (tmp_path / "short" / "run.log").read_text()
 
 
+def test_the_short_lane_note_counts_only_the_plies_a_run_records():
+  """Chess's preset at a quarter of its window: 128 positions a lane is under two 160-ply games, and over two
+  games' 40 recorded positions each when only the full-search quarter is recorded (selfplay.record_fast=false)."""
+  from azjax.loop import short_lanes
+  chess = ["replay.window=8192"]
+  assert "raise replay.window" in short_lanes(azjax.apply_overrides(azjax.preset("chess", "cpu"), chess))[0]
+  assert short_lanes(azjax.apply_overrides(azjax.preset("chess", "cpu"), chess + ["selfplay.record_fast=false"])) == []
+  note = short_lanes(azjax.apply_overrides(azjax.preset("chess", "cpu"),
+                                           ["replay.window=4096", "selfplay.record_fast=false"]))
+  assert "about 40 recorded" in note[0]
+
+
 def test_eval_games_zero_trains_without_evaluating_and_checkpoints_the_end(tmp_path, capsys):
   # run.eval_games=0: no evaluation at all (it crashed at the run's end before); the last step, 3, is not a
   # multiple of checkpoint_every (2) and is kept all the same. Gating, which plays at evaluations, is refused.
