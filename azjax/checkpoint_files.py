@@ -153,8 +153,18 @@ def meta_of(path: str | os.PathLike, step: int | None = None, warn=None) -> dict
   return latest_meta(directory, warn) if step is None else step_meta(directory, step)
 
 
+# Fields whose default changed after runs were saved without them, with the value those runs had: a saved config
+# that lacks one keeps it, so a resumed run goes on as it was and an old checkpoint plays as it did.
+SAVED_BEFORE = {("search", "play_unvisited"): True}  # the default until results section 67 (config.SearchConfig)
+
+
 def config_from_meta(meta: dict) -> Config:
+  """A checkpoint's (or a run directory's config.json's) Config, fields it predates set as they then were."""
   try:
-    return from_dict(meta["config"])
-  except (ConfigError, KeyError, TypeError) as e:
+    data = {k: dict(v) if isinstance(v, dict) else v for k, v in meta["config"].items()}
+    for (section, field), value in SAVED_BEFORE.items():
+      if isinstance(data.get(section), dict):
+        data[section].setdefault(field, value)
+    return from_dict(data)
+  except (ConfigError, KeyError, TypeError, AttributeError) as e:
     raise CheckpointError(f"the checkpoint's config is unreadable: {e}") from None

@@ -190,3 +190,18 @@ def test_kataGo_recording_is_refused_with_targets_that_count_plies():
   assert e.value.field == "selfplay.record_fast" and "search.discount" in str(e.value)
   chess = apply_overrides(azjax.preset("chess", "cpu"), ["selfplay.record_fast=false"])
   assert not chess.selfplay.record_fast and azjax.preset("chess", "cpu").selfplay.record_fast
+
+
+def test_a_saved_config_that_predates_a_changed_default_keeps_the_value_it_ran_with():
+  """search.play_unvisited became False (Gumbel MuZero's rule) after runs were saved without the field, which drew
+  from every move: such a run resumes, and its checkpoints play, as they did; a saved value is kept as it is."""
+  from azjax.checkpoint_files import config_from_meta
+  saved = azjax.preset("chess", "cpu").to_dict()
+  del saved["search"]["play_unvisited"]
+  assert config_from_meta({"config": saved}).search.play_unvisited is True
+  saved["search"]["play_unvisited"] = False
+  assert config_from_meta({"config": saved}).search.play_unvisited is False
+  assert "play_unvisited" in saved["search"]  # the caller's dict untouched
+  del saved["search"]["play_unvisited"]
+  config_from_meta({"config": saved})
+  assert "play_unvisited" not in saved["search"]
