@@ -240,9 +240,9 @@ class SelfPlayConfig:
   # plies only buy more games, and so more outcomes, per second. Then a step records about full_search_fraction as
   # many positions, so `train.updates_per_step` and `replay.window` scaled by it keep each position's sample count
   # and age. On chess's cpu preset so scaled (docs/results/learning, section 71): twice the steps an hour, far
-  # behind at equal steps (0.176, 0.141) and level at equal time pooled over two seeds (0.605, 0.395), so the
-  # presets keep True. (Not with the targets that count plies between recorded positions: search.discount < 1,
-  # network.moves_left, train.q_lambda, network.opponent_policy.)
+  # behind at equal steps (0.176, 0.141) and level at equal time on two seeds (0.605, 0.395; at the end 0.492,
+  # 0.453), so the presets keep True. (Not with the targets that count plies between recorded positions:
+  # search.discount < 1, network.moves_left, train.q_lambda, network.opponent_policy.)
   record_fast: bool = True
   # Resignation (AlphaGo Zero, Methods "Self-play"): a player resigns when its root value and its best child's
   # value are below v_resign, chosen automatically from the check games, where resignation is off, so that
@@ -572,7 +572,8 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
            "selfplay.full_search_fraction < 1")
   if not c.selfplay.record_fast:  # the replay counts recorded positions, not plies
     for name, on in (("search.discount", c.search.discount < 1.0), ("network.moves_left", c.network.moves_left > 0),
-                     ("train.q_lambda", c.train.q_lambda > 0), ("network.opponent_policy", c.network.opponent_policy > 0)):
+                     ("train.q_lambda", c.train.q_lambda > 0),
+                     ("network.opponent_policy", c.network.opponent_policy > 0)):
       _check(not on, "selfplay.record_fast", False, f"must be true with {name} (its target counts the plies between "
              "positions, and unrecorded fast plies leave gaps)")
   boundaries = list(c.train.lr_boundaries)
