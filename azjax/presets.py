@@ -142,7 +142,8 @@ _CPU = {
 
 # Playout-cap randomisation for the big games (KataGo: Wu 2019, section 3.1, its fraction 0.25): a quarter
 # of the plies get the full search and train the policy, the rest a 4-simulation search that trains the
-# value only (where KataGo stores only the full plies: selfplay.record_fast=false). On this CPU it doubles self-play's speed at no measured loss per step (docs/results/learning,
+# value only (KataGo stores only the full plies: selfplay.record_fast=false, level on chess at equal time,
+# section 71). On this CPU it doubles self-play's speed at no measured loss per step (docs/results/learning,
 # section 9; docs/results/sweeps/go9_search_sims, "Playout-cap randomisation").
 _CPU_PLAYOUT_CAP = {game: dict(full_search_fraction=0.25, fast_simulations=4)
                     for game in ("go9", "go", "chess", "shogi")}
