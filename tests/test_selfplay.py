@@ -211,17 +211,23 @@ def test_value_mse_is_the_root_values_error_against_each_movers_outcome(discount
   assert finished > 0
 
 
-def test_playout_cap_randomisation_searches_some_plies_small_and_keeps_their_policy_out():
-  """KataGo's playout caps: a ply is searched in full with probability p, else by the fast search without
-  noise; a fast ply's positions enter replay with no policy target (all zeros), a full ply's with its policy."""
+def _capped_tictactoe(games: int):
+  """Tic-tac-toe with playout caps' two searches (8 simulations full, 2 fast), `games` games and a replay."""
   env = make_env("tictactoe")
   net = make_network(NetworkConfig(blocks=1, channels=8, value_hidden=16), env.num_actions)
   search = make_search(env, net, SearchConfig(num_simulations=8), "tictactoe")
   fast = make_search(env, net, SearchConfig(num_simulations=2), "tictactoe")
-  config = SelfPlayConfig(chunk_plies=1, temperature_plies=30, full_search_fraction=0.25, fast_simulations=2)
-  actors = selfplay.init_actors(env, jax.random.PRNGKey(0), jnp.arange(4, dtype=jnp.int32))
+  actors = selfplay.init_actors(env, jax.random.PRNGKey(0), jnp.arange(games, dtype=jnp.int32))
   variables = net.init(jax.random.PRNGKey(1), actors.env.observation)
-  replay = replay_lib.init(4, 64, jax.ShapeDtypeStruct((3, 3, 2), bool), env.num_actions)
+  replay = replay_lib.init(games, 64, jax.ShapeDtypeStruct((3, 3, 2), bool), env.num_actions)
+  return env, search, fast, actors, variables, replay
+
+
+def test_playout_cap_randomisation_searches_some_plies_small_and_keeps_their_policy_out():
+  """KataGo's playout caps: a ply is searched in full with probability p, else by the fast search without
+  noise; a fast ply's positions enter replay with no policy target (all zeros), a full ply's with its policy."""
+  config = SelfPlayConfig(chunk_plies=1, temperature_plies=30, full_search_fraction=0.25, fast_simulations=2)
+  env, search, fast, actors, variables, replay = _capped_tictactoe(games=4)
   keys = jax.random.split(jax.random.PRNGKey(2), 4)
   capped = jax.jit(lambda full: selfplay.capped_search(search, fast, variables, keys, actors.env, full))
   expected = {True: jax.jit(search)(variables, keys, actors.env).weights,
@@ -244,15 +250,9 @@ def test_kataGo_records_only_the_full_search_plies_and_labels_them_with_the_outc
   """selfplay.record_fast=False (KataGo, Wu 2019 section 3.1: "Only turns with a full search are recorded"): a
   fast ply is played, its position never enters replay, and the game's full plies are labelled with its outcome
   from their movers' view when it ends, as if the fast plies had not been there."""
-  env = make_env("tictactoe")
-  net = make_network(NetworkConfig(blocks=1, channels=8, value_hidden=16), env.num_actions)
-  search = make_search(env, net, SearchConfig(num_simulations=8), "tictactoe")
-  fast = make_search(env, net, SearchConfig(num_simulations=2), "tictactoe")
   config = SelfPlayConfig(chunk_plies=1, temperature_plies=30, full_search_fraction=0.5, fast_simulations=2,
                           record_fast=False)
-  actors = selfplay.init_actors(env, jax.random.PRNGKey(0), jnp.arange(1, dtype=jnp.int32))
-  variables = net.init(jax.random.PRNGKey(1), actors.env.observation)
-  replay = replay_lib.init(1, 64, jax.ShapeDtypeStruct((3, 3, 2), bool), env.num_actions)
+  env, search, fast, actors, variables, replay = _capped_tictactoe(games=1)
   ply = jax.jit(lambda a, r, k, full: selfplay.play_ply(env, search, config, variables, a, r, k, fast_search=fast,
                                                         full=full))
   coins, movers, observations = [True, False, False, True, False, True, True, False, True], [], []
