@@ -75,13 +75,14 @@ def _write_failed(e: OSError, step: int, mngr, run_dir: Path) -> ckpt.WriteError
 @dataclasses.dataclass
 class RunResult:
   run_dir: Path
-  step: int
+  step: int  # the step the run stopped at
   metrics: dict | list  # the last logged row (with seeds: one per seed)
   evaluation: arena.MatchResult | None  # the final evaluation against the uniform random player
   seconds: float
   ratings: object = None  # elo.Ratings of every player evaluated in the run
   out_of_time: bool = False  # stopped by run.max_minutes before train.num_steps (resume to continue)
   preempted: bool = False  # stopped so by a preemption notice (SIGTERM to a run of several processes)
+  start_step: int = 0  # the step it started from (a resumed run's checkpoint; 0 for a new run)
 
 
 def _get(config: Config, path: str):
@@ -254,7 +255,7 @@ def _train(config: Config, run_dir: Path, resume: bool, progress: bool, callback
     distributed.barrier("azjax-init")  # the processes compile at different speeds; meet before the first
     state = train_lib.init_state(program, mesh, seeds)  # program that spans them all
   distributed.barrier("azjax-start")
-  step = ckpt.step_of(state)
+  step = start_step = ckpt.step_of(state)
   if main:
     ckpt.atomic_write_text(run_dir / "config.json", config.to_json())
 
@@ -407,4 +408,4 @@ def _train(config: Config, run_dir: Path, resume: bool, progress: bool, callback
              step, config.train.num_steps, run_dir)
   return RunResult(run_dir=run_dir, step=step, metrics=last_rows[0] if len(last_rows) == 1 else last_rows,
                    evaluation=evaluator.result, seconds=seconds, ratings=evaluator.ratings, out_of_time=stopped,
-                   preempted=preempted)
+                   preempted=preempted, start_step=start_step)

@@ -119,12 +119,14 @@ def _small(game: str) -> Config:
 # stays constant, except go9's one late drop (_CPU_LR_BOUNDARIES): go9 with small's drops (at half and three
 # quarters of 1200 steps) fitted its small window tighter and lost games to random after them
 # (docs/results/learning, section 6). Chess samples each position about 4 times (16 updates of 256 on 1,024 new
-# positions a step): its best run so far, 0.94 against random at 600 steps (section 9). Go9 at 16 updates a step
-# beat go9 at 4 head to head at equal steps (0.69-0.83, two seeds) but not in equal CPU time (0.06-0.52 at 22-69
-# minutes), and lost to GNU Go by as much: it stays at 4 (section 20). Shogi plateaus at 0.73-0.91 against
-# random from step 50 on, at 4 updates a step or 16 (section 9), so its run is 300 steps: about 50 minutes of
-# training on one core and 45 of evaluation (shogi_pcr's 10 s a step and ~15 minutes an evaluation), where 1500
-# steps would take about 8 hours. Chess trains for 1800 steps: on the 2 cores the CLI splits into two devices
+# positions a step): its best run so far, 0.94 against random at 600 steps (section 9); at 8 updates a step it is
+# behind at equal steps (0.430) and level at equal time (0.520; section 72), at 32 no stronger at equal steps
+# (section 62). Go9 at 16 updates a step beat go9 at 4 head to head at equal steps (0.69-0.83, two seeds) but not
+# in equal CPU time (0.06-0.52 at 22-69 minutes), and lost to GNU Go by as much: it stays at 4 (section 20).
+# Shogi plateaus at 0.73-0.91 against random from step 50 on, at 4 updates a step or 16 (section 9), so its run
+# is 300 steps: about 50 minutes of training on one core and 45 of evaluation (shogi_pcr's 10 s a step and ~15
+# minutes an evaluation), where 1500 steps would take about 8 hours.
+# Chess trains for 1800 steps: on the 2 cores the CLI splits into two devices
 # (`--cpu-devices auto`) the preset made 1,880 steps in 110 minutes with four evaluations (20 Stockfish games each),
 # where one core had taken 88 minutes for 800, and its step-1880 network beat the same seed's 800-step preset network
 # 28-2-2 (0.906, 0.765-0.960) over 32 games; against Stockfish skill 0, depth 1, still 1 of 20 (section 56; one
@@ -196,7 +198,9 @@ _CPU_EVAL_EVERY = {"go9": 400, "chess": 400}
 # games each: -17.2, -18.5 and -21.1 points, pooled -18.9 (se 2.6), where the constant rate's three seeds pooled
 # -21.1 (se 3.5) over 100 games on another machine; self-play sharpens (policy entropy 1.4 to 1.0-1.2) and its
 # median game went from 57 plies to 59-72 (docs/results/learning, sections 32-33). A drop at step 1200 gained
-# nothing by 1600 (section 25). `--set train.lr_boundaries=` for a constant rate.
+# nothing by 1600 (section 25). Chess keeps a constant rate: the same drop, late, resumed from its preset runs, lost
+# 0.434 and 0.445 head to head at steps 1600 and 1800 (seed 1, dropped at 1200) and tied 0.500 at 1140 (seed 0,
+# dropped at 800; section 72). `--set train.lr_boundaries=` for a constant rate.
 _CPU_LR_BOUNDARIES = {"go9": (12800,)}
 
 # Go9's evaluations also play GNU Go level 1, 20 games (run.eval_engine_games; the anchor issue 16 measures

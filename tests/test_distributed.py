@@ -128,7 +128,7 @@ def test_a_run_on_two_cpu_devices_resumes_on_one(tmp_path, capfd):
   run = lambda *args: run_module(capfd, "experiments.tictactoe", *ARGS, *args)
   code, out, err = run("--set", "train.num_steps=4", "--resume", str(run_dir), "--cpu-devices", "1")
   assert code == 0 and "with 1 of 1 cpu devices" in out, err[-2000:]
-  assert "trained 4 steps" in out
+  assert "trained 2 steps" in out and "steps 3-4 (resumed at 2)" in out
   assert ckpt.steps(run_dir / "checkpoints")[-1] == 4
   code, _, err = run("--cpu-devices", "many", "--run-dir", str(tmp_path / "bad"))
   assert code == 2 and "--cpu-devices" in err

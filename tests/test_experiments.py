@@ -38,7 +38,7 @@ def test_smoke_run_then_resume_from_the_command_line(tmp_path, capfd):
   r = _run("tictactoe", "--resume", str(run_dir), "--set", "train.num_steps=6", "--set", "run.eval_every=2",
            "--no-progress")
   assert r.returncode == 0, r.stderr[-2000:]
-  assert "trained 6 steps" in r.stdout
+  assert "trained 2 steps" in r.stdout and "steps 5-6 (resumed at 4)" in r.stdout  # this run's steps, not all
   with (run_dir / "evals.csv").open() as f:
     evals = [(int(row["step"]), row["opponent"]) for row in csv.DictReader(f)]
   # The first run evaluated at its end (step 4); the resumed one at 6, against the anchor and steps 2 and 4.
@@ -53,7 +53,7 @@ def test_smoke_run_then_resume_from_the_command_line(tmp_path, capfd):
   # Resumed once more (in this process: it compiles nothing), the finished run says so and trains nothing.
   code, out, err = run_module(capfd, "experiments.tictactoe", "--resume", str(run_dir), "--no-progress")
   assert code == 0, err[-2000:]
-  assert "already reached train.num_steps=6" in err and "trained 6 steps" in out
+  assert "already reached train.num_steps=6" in err and "trained 0 steps" in out and "(at step 6)" in out
   with (run_dir / "metrics.csv").open() as f:
     assert len(list(csv.DictReader(f))) == 6
   # A step's own folder resumes only if it is the latest: an older one is refused by name, nothing trained.

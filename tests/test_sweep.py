@@ -157,3 +157,15 @@ def test_every_ablation_recipe_is_a_valid_sweep():
     assert len({c[2] for c in combos}) == len(combos), f"{name}: combinations must differ"
     for _, _, config in combos:
       azjax.validate(config, 1)
+
+
+def test_the_replay_recipe_holds_the_learning_rate_constant_across_its_update_counts():
+  """Drops count updates: under the preset's schedule, 32 updates a step would drop the rate 16 times sooner than
+  2, and the recipe would compare schedules, not replay ratios."""
+  from experiments import ablations, sweep as sweep_cli
+  args = sweep_cli.parser().parse_args(ablations.sweep_args("replay", []))
+  assert azjax.preset(args.game, args.preset).train.lr_boundaries  # the preset itself drops its rate
+  base = azjax.apply_overrides(azjax.preset(args.game, args.preset), args.overrides)
+  configs = [c for _, _, c in sweep.combinations(base, sweep.parse_grid(args.grid))]
+  assert {c.train.updates_per_step for c in configs} == {2, 8, 32}
+  assert all(c.train.lr_boundaries == () for c in configs)

@@ -38,9 +38,12 @@ RECIPES = {
     "opening_plies": Recipe(
         "Plies whose moves are sampled by visit counts before greedy play (the paper: 30)",
         ("selfplay.temperature_plies=0,8,30",)),
+    # The learning rate is held constant: its drops (train.lr_boundaries) count updates, so under the preset's
+    # schedule 32 updates a step would drop it 16 times sooner than 2 (the small preset's drops at updates 8,000
+    # and 12,000 fall at steps 250 and 375 at 32, and past the run's end at 2), and the grid would measure that.
     "replay": Recipe(
         "Replay window and the ratio of positions trained to positions generated",
-        ("replay.window=16384,131072", "train.updates_per_step=2,8,32")),
+        ("replay.window=16384,131072", "train.updates_per_step=2,8,32"), ("train.lr_boundaries=",)),
 }
 
 
