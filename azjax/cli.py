@@ -131,10 +131,11 @@ def main(game: str, argv=None) -> int:
     print(f"error: {e}", file=sys.stderr)
     return 4
   say(f"run directory: {result.run_dir}")
-  trained = result.step - result.start_step
-  resumed = (f", steps {result.start_step + 1}-{result.step} (resumed at {result.start_step})" if trained else
-             f" (at step {result.step})") if result.start_step else ""
-  say(f"trained {trained} steps in {result.seconds:.1f} s{resumed}")
+  trained, where = result.step - result.start_step, ""
+  if result.start_step:  # a resumed run names the steps it trained (none, if it had already finished)
+    where = (f", steps {result.start_step + 1}-{result.step} (resumed at {result.start_step})" if trained
+             else f" (at step {result.step})")
+  say(f"trained {trained} steps in {result.seconds:.1f} s{where}")
   if result.out_of_time:
     why = "a preemption notice (SIGTERM)" if result.preempted else f"run.max_minutes={config.run.max_minutes:g}"
     say(f"stopped by {why} before train.num_steps={config.train.num_steps}: --resume {result.run_dir} continues it")
