@@ -471,7 +471,9 @@ SIGNED = ("unvisited_value", "draw_value")  # the numeric fields that may be bel
 def validate(config: Config, num_devices: int | None = None) -> Config:
   """Raises ConfigError for any inconsistent setting; returns `config`.
 
-  `num_devices` adds the checks that depend on the mesh (divisibility).
+  `num_devices`: the config is about to train on that many devices, which adds the checks of a training run (the
+  mesh divides the games; what the value targets may mix). Without it, a config that only plays (an engine's, with
+  search settings for play) is checked.
   """
   c = config
   _check(c.game in GAMES, "game", c.game, f"one of {', '.join(GAMES)}")
@@ -593,4 +595,11 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
   if num_devices is not None:
     _check(c.selfplay.batch_size % num_devices == 0, "selfplay.batch_size", c.selfplay.batch_size,
            f"must be divisible by the device count {num_devices}")
+    # q_ratio's q is the search's Q of its best move, and these add the search's own utilities to Q: the value
+    # would learn a drawn line as the contempt for whoever is to move, and Go values past +-1. At play they are
+    # free (an engine's --set search.draw_value=... on a q_ratio network).
+    for name in ("draw_value", "score_utility", "score_utility_static"):
+      _check(not c.train.q_ratio or not getattr(c.search, name), f"search.{name}", getattr(c.search, name),
+             "0 in a run that trains with train.q_ratio > 0 (the value target would learn the search's utility "
+             "along with the game's outcome)")
   return c

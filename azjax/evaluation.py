@@ -80,16 +80,20 @@ def play_round(config: Config, agent: Agent, opponents: list[arena.Player], key)
   return rows
 
 
-def engine_round(config: Config, agent: Agent, out: Path) -> tuple[dict, str]:
+def engine_round(config: Config, agent: Agent, out: Path) -> tuple[dict | None, str]:
   """The agent against its game's real engine (`run.eval_engine_games`): its evals.csv row, and a line for
   run.log (with the mean margin by the engine's own count, for Go). The records go to `out`, played again
-  whole if a kill cut them short."""
+  whole if a kill cut them short. An engine that does not start gives no row, and the run goes on."""
   from azjax.engines import match  # noqa: PLC0415  (the engines' processes: only when asked for)
   from azjax.engines.base import Thinker  # noqa: PLC0415
   shutil.rmtree(out, ignore_errors=True)
-  result, outcomes = match.run_match(Thinker(agent, seed=agent.step), match.anchor_engine(config.game), config.game,
-                                     config.run.eval_engine_games, out, opening_plies=config.run.eval_opening_plies,
-                                     seed=agent.step, log=lambda line: None)
+  try:
+    result, outcomes = match.run_match(Thinker(agent, seed=agent.step), match.anchor_engine(config.game),
+                                       config.game, config.run.eval_engine_games, out,
+                                       opening_plies=config.run.eval_opening_plies, seed=agent.step,
+                                       log=lambda line: None)
+  except match.EngineFailure as e:  # it did not start (a handshake past its timeout on a loaded machine)
+    return None, f"step {agent.step}: no games against the engine: it did not start ({e})"
   finished = [o for o in outcomes if o.points is not None]
   plies = np.array([len(o.moves) for o in finished] or [0])
   seat = lambda c: float(np.mean([o.points for o in finished if o.agent_colour == c] or [np.nan]))
@@ -204,7 +208,7 @@ class RunEvaluation:
                    f"{row['score_hi']:.3f})")
     if config.run.eval_engine_games:
       row, line = engine_round(config, agent, self.run_dir / "engine" / f"step{step}")
-      games.append(row)
+      games.extend([row] if row else [])
       lines.append(line)
     self.ratings, curve = fit_curve(read_rows(self.run_dir / "evals.csv") + games)
     write_curve(self.run_dir, curve)

@@ -115,6 +115,19 @@ def test_batch_must_divide_over_devices():
     validate(config, 3)
 
 
+@pytest.mark.parametrize("utility", ["search.draw_value=-0.2", "network.ownership=1.5,search.score_utility=0.3"])
+def test_a_run_that_learns_the_searchs_q_refuses_the_searchs_utilities_but_play_keeps_them(utility):
+  """q_ratio's target is the search's Q, which a draw value or a score utility shifts: refused in training (a
+  config with a device count), allowed in a config that only plays (an engine's, from a q_ratio checkpoint)."""
+  game = "chess" if "draw" in utility else "go9"
+  config = apply_overrides(azjax.preset(game, "smoke"), ["train.q_ratio=0.75", *utility.split(",")])
+  field = utility.split(",")[-1].split("=")[0]
+  with pytest.raises(ConfigError, match=rf"{field}.*train.q_ratio > 0") as e:
+    validate(config, 1)
+  assert e.value.field == field
+  validate(apply_overrides(config, ["train.q_ratio=0"]), 1)
+
+
 def _cli(capfd, *args):
   return run_module(capfd, "experiments.tictactoe", *args)
 

@@ -113,6 +113,51 @@ def test_a_crashed_engine_is_reported_restarted_and_no_game_is_lost(tmp_path):
   assert "RE[?]" in first and first.count(";B[") + first.count(";W[") == len(games[0].moves)
 
 
+def test_an_engine_that_does_not_restart_ends_the_match_with_the_games_so_far(tmp_path, monkeypatch):
+  monkeypatch.setattr(CrashingGnuGo, "crashes", 1)
+  thinker, logged, starts = Thinker(untrained_agent("go9", simulations=2)), [], []
+
+  def make():
+    starts.append(len(starts))
+    if len(starts) > 1:
+      raise m.EngineFailure("gnugo did not answer within 60.0 s")
+    return CrashingGnuGo(_engine("gnugo"), level=1, size=9, komi=7.5)
+
+  result, games = m.run_match(thinker, make, "go9", 3, tmp_path, log=logged.append)
+  assert len(starts) == 2 and len(games) == 1 and games[0].points is None and result.games == 0
+  assert logged[-1] == "the engine did not restart (gnugo did not answer within 60.0 s): the match stops here"
+  assert len(_rows(tmp_path)) == 1
+
+
+class GnuGoDyingAtTheCount(m.GnuGo):
+  """The real GNU Go, killed by us when it is asked to count the finished game."""
+
+  def judge(self, position):
+    self.client.proc.kill()
+    return super().judge(position)
+
+
+def test_an_engine_that_dies_counting_aborts_the_game_with_its_moves(tmp_path):
+  thinker = Thinker(untrained_agent("go9", simulations=2))
+  make = lambda: GnuGoDyingAtTheCount(_engine("gnugo"), level=1, size=9, komi=7.5)
+  result, games = m.run_match(thinker, make, "go9", 1, tmp_path, log=lambda line: None)
+  assert games[0].points is None and "died" in games[0].reason and result.games == 0
+  assert len(games[0].moves) >= 2 and _rows(tmp_path)[0]["plies"] == str(len(games[0].moves))
+
+
+def test_an_evaluation_whose_engine_does_not_start_goes_on_without_it(tmp_path, monkeypatch):
+  from azjax import evaluation
+
+  def refuse():
+    raise m.EngineFailure("gnugo did not answer within 60.0 s")
+
+  monkeypatch.setattr(m, "anchor_engine", lambda game: refuse)
+  agent = untrained_agent("go9", simulations=2)
+  row, line = evaluation.engine_round(agent.config, agent, tmp_path / "engine")
+  assert row is None
+  assert line == f"step {agent.step}: no games against the engine: it did not start (gnugo did not answer within 60.0 s)"
+
+
 def test_a_hung_engine_times_out():
   client = m.LineClient(["sleep", "30"])
   with pytest.raises(m.EngineFailure, match="did not answer"):

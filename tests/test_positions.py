@@ -190,6 +190,15 @@ def test_the_best_move_a_referee_accepts_plays_when_the_search_prefers_a_superko
   assert position.push_best(weights) == j6 and position.moves[-1] == "J6"
 
 
+def test_when_every_weighted_move_is_a_superko_repetition_go_passes():
+  position = GoPosition("go9")
+  for move in SUPERKO_GAME:
+    position.play(move)
+  weights = np.zeros(82)
+  weights[position.action_of("F6")] = 1.0  # the only move the search weighed repeats a board
+  assert position.push_best(weights) == 81 and position.moves[-1] == "pass"  # not A9, the lowest-numbered point
+
+
 def test_pgx_private_uses_are_all_in_the_installed_pgx():
   """azjax/engines/pgx_private.py holds every use of pgx's internals; a pgx that moved one fails here, by name."""
   problems = pgx_private.missing()

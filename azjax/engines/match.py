@@ -334,7 +334,7 @@ def play_game(index: int, thinker: Thinker, opponent: Opponent, game: str, agent
   for action in opening:
     if not position.over:
       position.push(action)
-  resigned = None
+  resigned = verdict = None
   try:
     while not position.over and len(position.moves) < max_plies:
       if position.color == agent_colour:
@@ -349,6 +349,8 @@ def play_game(index: int, thinker: Thinker, opponent: Opponent, game: str, agent
           position.play(move)
         except IllegalMove as e:
           raise EngineFailure(f"{opponent.name} played {move!r}, which is not legal here ({e})") from None
+    if resigned is None and position.over:
+      verdict = opponent.judge(position)  # an engine that fails to count aborts the game with its moves kept
   except EngineFailure as e:
     e.moves, e.seconds = tuple(position.moves), time.time() - started
     raise
@@ -356,7 +358,6 @@ def play_game(index: int, thinker: Thinker, opponent: Opponent, game: str, agent
     points, reason = (1.0 if resigned != agent_colour else 0.0), ("resignation" if resigned != agent_colour
                                                                   else "declared win")
   elif position.over:
-    verdict = opponent.judge(position)
     if verdict is None:
       returns = position.returns()
       verdict = 0.5 + 0.5 * float(returns[0])
@@ -457,12 +458,17 @@ def run_match(thinker: Thinker, make_opponent, game: str, games: int, out: Path,
         log(f"game {i + 1}: aborted: {e}")
         outcome = GameOutcome(i, i % 2, None, f"aborted: {e}", list(e.moves), e.seconds, opponent.name)
         opponent.close()
-        if failures >= 2:
+        stop = "two engine failures in a row" if failures >= 2 else None
+        if not stop:
+          try:
+            opponent = make_opponent()
+          except EngineFailure as restart:  # the games so far stand: a run's evaluation goes on without the rest
+            stop = f"the engine did not restart ({restart})"
+        if stop:
           records.add(outcome)
           outcomes.append(outcome)
-          log("two engine failures in a row: the match stops here")
+          log(f"{stop}: the match stops here")
           break
-        opponent = make_opponent()
       records.add(outcome)
       outcomes.append(outcome)
       if outcome.points is not None:

@@ -114,12 +114,18 @@ class Position:
     self.hosts.append(pgx_private.host(self.states[-1]))
     self.moves.append(move)
 
+  always_legal: int | None = None  # a move no referee refuses where pgx calls it legal (Go's pass), or None
+
   def push_best(self, weights: np.ndarray) -> int:
     """Plays the legal move of highest `weights` (a search policy [A]) that the referee accepts; returns it.
     The search sees pgx's legal moves, where a Go move that repeats an earlier board (superko) is legal and
     loses; a referee refuses it, and the next best move plays instead (pass, in Go, always can)."""
     legal = self.legal_actions()
-    for action in legal[np.argsort(-weights[legal], kind="stable")]:
+    ranked = legal[np.argsort(-weights[legal], kind="stable")]
+    if self.always_legal is not None:  # Go's pass before any other move the search gave no weight
+      later = (weights[ranked] <= 0) & (ranked != self.always_legal)
+      ranked = np.concatenate([ranked[~later], ranked[later]])
+    for action in ranked:
       try:
         self.push(int(action))
         return int(action)
@@ -319,6 +325,7 @@ class GoPosition(Position):
     self.game = game
     super().__init__(env=env)
     self.size = int(round((self.num_actions - 1) ** 0.5))
+    self.always_legal = self.size * self.size  # pass
 
   def action_of(self, move: str) -> int:
     move = move.upper()
