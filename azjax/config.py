@@ -25,6 +25,7 @@ ADJUDICATE_SCORES = ("margin", "logistic")  # selfplay.adjudicate_score
 POLICY_HEADS = ("flat", "planes")
 COMPACT_TREES = ("auto", "on", "off")  # search.tree_width
 REPLAY_SAMPLINGS = ("lanes", "window")  # replay.sampling
+GUMBEL_ACTS = ("policy", "halving")  # search.gumbel_act
 ENGINE_GAMES = ("go9", "go", "chess", "shogi")  # the games a real engine plays (engines.match.OPPONENTS)
 
 
@@ -157,6 +158,13 @@ class SearchConfig:
   # 14% of one go9 network's late plies (docs/results/learning, section 67). True is this library before that
   # section, and the cpu presets' setting (presets._CPU_PLAY_UNVISITED, with what was measured on go9 and chess).
   play_unvisited: bool = False
+  # Which move a Gumbel search plays. "policy": one drawn from the improved policy (`play_unvisited` says over which
+  # moves), sampled for selfplay.temperature_plies plies and then greedy or at selfplay.endgame_temperature: this
+  # library's. "halving": Gumbel MuZero's, the winner of its Sequential Halving, argmax of g + logits + sigma(q) over
+  # the most visited of the moves it considered (Danihelka et al. 2022, Algorithm 2 and section 4; mctx's
+  # PolicyOutput.action): with self-play's Gumbel noise g a sample at every ply, at play (no noise) the best. Then
+  # the temperature fields do not act: the move is the only one with weight.
+  gumbel_act: str = "policy"
   # Per-ply discount of values: 1 in the papers (a win is a win). Below 1, a win in fewer plies is worth more,
   # in the search (mctx's discount, as MuZero's) and in the value target (z * discount^(plies to the end - 1),
   # replay.py): a network that wins on material against a weak mover but never mates (chess's draws against
@@ -247,7 +255,7 @@ class SelfPlayConfig:
   # Resignation (AlphaGo Zero, Methods "Self-play"): a player resigns when its root value and its best child's
   # value are below v_resign, chosen automatically from the check games, where resignation is off, so that
   # at most `resign_false_positives` of their players who won or drew would have resigned (selfplay.py).
-  resign: bool = False  # off: every game is played out (AlphaZero)
+  resign: bool = False  # off: every game is played out (the AlphaZero pseudocode; its papers resign only at play)
   resign_check_fraction: float = 0.1  # [AGZ] "resignation is disabled in 10% of self-play games"
   resign_false_positives: float = 0.05  # [AGZ] "keep the fraction of false positives below 5%"
   # How many of its own moves in a row a player's value must stay below v_resign before it resigns; the
@@ -491,6 +499,10 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
   _check(c.search.go_eyes in GO_EYE_RULES, "search.go_eyes", c.search.go_eyes, f"one of {', '.join(GO_EYE_RULES)}")
   _check(c.search.compact_tree in COMPACT_TREES, "search.compact_tree", c.search.compact_tree,
          f"one of {', '.join(COMPACT_TREES)}")
+  _check(c.search.gumbel_act in GUMBEL_ACTS, "search.gumbel_act", c.search.gumbel_act,
+         f"one of {', '.join(GUMBEL_ACTS)}")
+  _check(c.search.gumbel_act == "policy" or c.search.algorithm == "gumbel", "search.gumbel_act",
+         c.search.gumbel_act, "policy unless search.algorithm=gumbel (halving plays a Gumbel search's own move)")
   _check(c.replay.sampling in REPLAY_SAMPLINGS, "replay.sampling", c.replay.sampling,
          f"one of {', '.join(REPLAY_SAMPLINGS)}")
   _check(c.train.optimizer in OPTIMIZERS, "train.optimizer", c.train.optimizer, f"one of {', '.join(OPTIMIZERS)}")

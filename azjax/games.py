@@ -52,8 +52,9 @@ def spec(name: str) -> GameSpec:
 def make_env(name: str) -> pgx.Env:
   """The pgx environment of a game (cached: envs hold constant tables).
 
-  Chess and shogi games over 512 plies end as draws and Go is scored
-  Tromp-Taylor with komi 7.5, as in the paper; pgx implements both. Chess is
+  Chess and shogi games over 512 plies end as draws (the AlphaZero pseudocode's
+  max_moves, and pgx's), and Go is scored Tromp-Taylor ([AZ], "Domain
+  Knowledge") with pgx's komi 7.5 (the papers give no komi). Chess is
   pgx's game with a cheaper legal-move generator and observation
   (`chess_moves`), shogi pgx's game with a cheaper legal-move generator
   (`shogi_moves`): the same states, step for step.

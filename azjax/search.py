@@ -80,7 +80,8 @@ masked_logits = rules.masked_logits
 @chex.dataclass(frozen=True)
 class SearchOutput:
   weights: chex.Array  # [B, A] visit distribution (PUCT) or improved policy (Gumbel): the policy target
-  move_weights: chex.Array  # [B, A] what a move is drawn from: `weights` on the visited moves (search.play_unvisited)
+  move_weights: chex.Array  # [B, A] what a move is drawn from: `weights` on the visited moves (search.play_unvisited),
+  # or Gumbel MuZero's move alone (search.gumbel_act)
   value: chex.Array  # [B] root value after search, for the player to move (with a score utility, its utility)
   prior_value: chex.Array  # [B] the evaluator's value of the root before search
   best_value: chex.Array  # [B] the value of the root's preferred child (`preferred_child`), for the player to move
@@ -538,6 +539,8 @@ def make_search_with(env: pgx.Env, evaluate: Evaluate, config: SearchConfig, leg
     tie_break = summary.qvalues[0] if config.algorithm == "puct" else weights[0]
     best_value = summary.qvalues[0, preferred_child(summary.visit_counts[0], tie_break)]
     move_weights = weights if config.play_unvisited else jnp.where(summary.visit_counts > 0, weights, 0.0)
+    if config.gumbel_act == "halving":  # Sequential Halving's winner alone (mctx's action; a root child's index)
+      move_weights = jax.nn.one_hot(out.action, weights.shape[-1], dtype=weights.dtype)
     if width:
       weights, move_weights = scatter(weights, actions, num_actions), scatter(move_weights, actions, num_actions)
     return SearchOutput(weights=weights[0], move_weights=move_weights[0], value=summary.value[0],

@@ -94,6 +94,8 @@ def test_overrides_parse_types():
     ("seed=4294967296", "seed"),  # a PRNG key holds 32 bits: the run would repeat seed 0's
     ("train.learning_rate=inf", "train.learning_rate"),
     ("search.draw_value=nan", "search.draw_value"),
+    ("search.gumbel_act=best", "search.gumbel_act"),
+    ("search.gumbel_act=halving", "search.gumbel_act"),  # tic-tac-toe's smoke preset searches with PUCT
 ])
 def test_bad_overrides_name_the_field(override, field):
   with pytest.raises(ConfigError) as e:

@@ -617,3 +617,26 @@ def test_score_utility_takes_the_points_where_the_value_is_flat(utility):
   np.testing.assert_allclose(q[81], -1.0 + float(final[0]), atol=1e-5)
   if utility:
     assert q[31] > q[0] > q[81]
+
+
+def test_gumbel_muzeros_own_move_is_its_halvings_winner_a_sample_in_self_play_the_best_at_play():
+  # search.gumbel_act=halving: the move is mctx's Sequential Halving winner, argmax of g + logits + sigma(q) over
+  # the most visited considered moves. Without noise (play) that is the improved policy's best among them; with
+  # self-play's Gumbel noise a draw that differs between keys, always among the most visited moves.
+  env, net, _, variables, _ = _setup("connect_four")
+  state = _positions(env, 1, 6)
+  config = SearchConfig(algorithm="gumbel", num_simulations=12, max_considered_actions=4, gumbel_act="halving")
+  search = make_search(env, net, config, "connect_four")
+  for noise, draws in ((False, 1), (True, 32)):
+    copies = jax.tree.map(lambda x: jnp.repeat(x, draws, 0), state)  # one position, searched with `draws` keys
+    out = search(variables, jax.random.split(jax.random.PRNGKey(3), draws), copies, noise=noise)
+    visits = np.asarray(root_summary(out)[0])  # [draws, A]
+    move_weights, weights = np.asarray(out.move_weights), np.asarray(out.weights)
+    np.testing.assert_array_equal(move_weights.sum(-1), 1.0)
+    moves = move_weights.argmax(-1)
+    most = visits == visits.max(-1, keepdims=True)
+    assert most[np.arange(draws), moves].all()
+    if noise:
+      assert len(set(moves.tolist())) > 1  # a sample, not one move
+    else:
+      assert moves[0] == np.where(most[0], weights[0], -np.inf).argmax()
