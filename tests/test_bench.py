@@ -49,7 +49,7 @@ def one_device_inference_flops(game: str, positions: int) -> float:
   obs = batched_init(program.env)(jax.random.split(jax.random.PRNGKey(0), positions)).observation
   params, bn_state = program.network.init(jax.random.PRNGKey(1), obs[:1])
   return bench._flops(jax.jit(lambda x: program.network.apply(params, bn_state, x, False)[0]).lower(
-      obs.astype("float32")).compile())
+      obs.astype("float32")))
 
 
 def test_the_floors_split_their_work_over_the_devices_as_the_step_does():
