@@ -66,7 +66,8 @@ def test_minimax_player_is_perfect():
 # evaluated once at the end (64 games, the small preset's): on this project's 2-core CPU the preset's evaluations
 # at step 60 already drew even with step 30 and beat random 59-5-0, and 32 games a step (the same updates on a
 # quarter of the positions) played minimax without a loss on seeds 0-3 at -O1 (and 0-2 at -O2), as 64 and 128 games
-# did. The run's own evaluation plays random only (the test plays minimax itself): its pure MCTS anchor took 13 of the evaluation's 24 s.
+# did. The run's own evaluation plays random only (the test plays minimax itself): its pure MCTS anchor took 13 of
+# the evaluation's 24 s.
 TICTACTOE_QUICK = ["selfplay.batch_size=32", "train.num_steps=75", "train.lr_boundaries=300,450", "run.eval_every=0",
                    "run.checkpoint_every=75", "run.eval_mcts_simulations=0", "run.eval_games=64"]
 

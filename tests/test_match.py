@@ -155,7 +155,8 @@ def test_an_evaluation_whose_engine_does_not_start_goes_on_without_it(tmp_path, 
   agent = untrained_agent("go9", simulations=2)
   row, line = evaluation.engine_round(agent.config, agent, tmp_path / "engine")
   assert row is None
-  assert line == f"step {agent.step}: no games against the engine: it did not start (gnugo did not answer within 60.0 s)"
+  assert line == (f"step {agent.step}: no games against the engine: it did not start "
+                  "(gnugo did not answer within 60.0 s)")
 
 
 def test_a_hung_engine_times_out():
