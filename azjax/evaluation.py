@@ -208,7 +208,8 @@ class RunEvaluation:
                    f"{row['score_hi']:.3f})")
     if config.run.eval_engine_games:
       row, line = engine_round(config, agent, self.run_dir / "engine" / f"step{step}")
-      games.extend([row] if row else [])
+      if row:  # None when the engine did not start
+        games.append(row)
       lines.append(line)
     self.ratings, curve = fit_curve(read_rows(self.run_dir / "evals.csv") + games)
     write_curve(self.run_dir, curve)
