@@ -139,3 +139,20 @@ def test_the_training_floor_trains_the_auxiliary_heads_the_step_trains():
     program = azjax.build(azjax.apply_overrides(azjax.preset("go9", "smoke"), extra))
     _, flops[bool(extra)] = bench.training_floor(program, train_lib.make_mesh())
   assert flops[True] > flops[False] * 1.001
+
+
+def test_the_matmul_peak_multiplies_numbers_of_one_scale_however_often_it_runs():
+  """`bench.matmul_peak` times repeated calls of one chain of products; each call starts from the last one's
+  result. Rescaled by a constant, the numbers fell to zero within three calls, so later calls timed zeros."""
+  import jax  # noqa: PLC0415
+  import jax.numpy as jnp  # noqa: PLC0415
+
+  from azjax import bench  # noqa: PLC0415
+  n = 256
+  a = jax.random.normal(jax.random.PRNGKey(0), (n, n), jnp.float32)
+  x = a
+  for _ in range(12):  # the peak's warm-up and repeats, and more
+    x = bench.matmul_chain(a, x)
+  rms = float(jnp.sqrt(jnp.mean(jnp.square(x))))
+  assert math.isclose(rms, 1.0, rel_tol=1e-3) and bool(jnp.isfinite(x).all())
+  assert float(jnp.abs(x).min()) < float(jnp.abs(x).max()) and float(jnp.abs(x).max()) < 100.0

@@ -57,6 +57,30 @@ def test_smoke_agent_against_gnugo_level_1(tmp_path):
   assert len(records) == 2 and all(r.startswith("(;GM[1]FF[4]SZ[9]KM[6.5]") and "RE[" in r for r in records)
 
 
+def test_a_long_random_go_opening_skips_a_superko_repetition():
+  """Seed 46's 86th random move (E7) repeats an earlier board: in pgx's mask, refused by the referee. The opening
+  draws again where it raised before."""
+  opening = m.random_opening("go9", 100, seed=46)
+  position = GoPosition("go9")
+  for action in opening:
+    position.push(action)  # a referee accepts every move
+  assert len(opening) == 100 and 81 not in opening
+
+
+def test_a_go_game_stopped_at_pgxs_cap_is_counted_and_says_so():
+  """pgx ends 9x9 Go at 162 plies as if the game were over; GNU Go then counts an unfinished board, and the
+  record says where the game stopped (it read as an ordinary count before)."""
+  thinker = Thinker(untrained_agent("go9", simulations=2))
+  opening = m.random_opening("go9", 162, seed=0)  # stones only: the game reaches the cap in the opening
+  gnugo = m.GnuGo(_engine("gnugo"), level=1, size=9, komi=7.5)
+  try:
+    outcome = m.play_game(0, thinker, gnugo, "go9", 0, opening, max_plies=1000)
+  finally:
+    gnugo.close()
+  assert len(outcome.moves) == 162 and outcome.points in (0.0, 0.5, 1.0)
+  assert outcome.reason.startswith("gnugo level 1's count ") and outcome.reason.endswith(" at pgx's 162-ply cap")
+
+
 @pytest.mark.parametrize("capture_all_dead", [False, True])
 def test_gnugo_under_tromp_taylor_captures_a_dead_stone_before_it_passes(capture_all_dead):
   # Black walls off columns A-E; a lone white stone at B5 inside is dead. White passes. By default GNU Go passes

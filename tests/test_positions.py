@@ -231,3 +231,22 @@ def test_engines_play_training_envs_except_go():
   from azjax.games import make_env
   assert pgx_private.engine_env("chess") is make_env("chess") and pgx_private.engine_env("shogi") is make_env("shogi")
   assert pgx_private.engine_env("go9") is not make_env("go9") and pgx_private.engine_env("go9").id == "go_9x9"
+
+
+def test_a_game_that_pgx_ends_at_its_length_cap_says_so():
+  """pgx ends 9x9 Go after 162 plies as if by the rules (its board then scored unfinished); a referee's record says
+  the game stopped at the cap. A game ended by two passes did not."""
+  rng, position = np.random.default_rng(0), GoPosition("go9")
+  while not position.over:  # stones only, while any point is free; a referee refuses superko repetitions
+    legal = position.legal_actions()
+    try:
+      position.push(int(rng.choice(legal[legal != 81] if len(legal) > 1 else legal)))
+    except IllegalMove:
+      continue
+  assert position.pgx_cap == 162 and len(position.moves) == 162 and position.at_cap
+  passed = GoPosition("go9")
+  for move in ("E5", "pass", "pass"):
+    passed.play(move)
+  assert passed.over and not passed.at_cap
+  assert GoPosition("go9", env=pgx_private.engine_env("go9")).pgx_cap > 162
+  assert not ChessPosition().at_cap and ChessPosition().pgx_cap == 512

@@ -364,6 +364,8 @@ def play_game(index: int, thinker: Thinker, opponent: Opponent, game: str, agent
       reason = "rules (pgx)"
     else:
       reason = f"{opponent.name}'s count {opponent.count}".strip()
+    if position.at_cap:  # an unfinished game: its result is the rules' or the engine's count of the board there
+      reason += f" at pgx's {len(position.moves)}-ply cap"
     points = verdict if agent_colour == 0 else 1.0 - verdict
   else:
     points, reason = 0.5, f"adjudicated draw at {max_plies} plies"
@@ -371,6 +373,7 @@ def play_game(index: int, thinker: Thinker, opponent: Opponent, game: str, agent
 
 
 def random_opening(game: str, plies: int, seed: int) -> list[int]:
+  """`plies` uniformly random moves the referee accepts (no passes in Go while a stone can be placed)."""
   rng, position, actions = np.random.default_rng(seed), position_for(game), []
   for _ in range(plies):
     legal = position.legal_actions()
@@ -378,8 +381,15 @@ def random_opening(game: str, plies: int, seed: int) -> list[int]:
       break
     if game in ("go9", "go"):
       legal = legal[legal != position.num_actions - 1] if len(legal) > 1 else legal  # no opening passes
-    action = int(rng.choice(legal))
-    position.push(action)
+    while True:  # a Go move that repeats an earlier board is in pgx's mask, and the referee refuses it
+      action = int(rng.choice(legal))
+      try:
+        position.push(action)
+        break
+      except IllegalMove:
+        legal = legal[legal != action]
+        if len(legal) == 0:
+          legal = np.array([position.always_legal])
     actions.append(action)
   return actions
 

@@ -107,13 +107,18 @@ def from_sfen(sfen: str) -> pgx.State:
   return symbol("from_sfen")(sfen)
 
 
+def go_length_cap(state: pgx.State) -> int:
+  """The ply at which pgx ends a Go game of `state`'s env: it keeps one board hash a ply up to its cap."""
+  return state._x.hash_history.shape[0]
+
+
 def host(state: pgx.State) -> dict:
   """Numpy copies of what notation reads of a state, in one read-back."""
   x = state._x
   got = jax.device_get({"mask": state.legal_action_mask, "board": x.board, "color": x.color,
-                        "over": state.terminated | state.truncated, "rewards": state.rewards,
+                        "over": state.terminated | state.truncated, "rewards": state.rewards, "steps": x.step_count,
                         "order": state._player_order, "psk": getattr(x, "is_psk", False)})
-  got["over"] = bool(got["over"])
+  got["over"], got["steps"] = bool(got["over"]), int(got["steps"])
   return got
 
 

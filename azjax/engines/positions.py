@@ -83,6 +83,14 @@ class Position:
     return self.host["over"]
 
   @property
+  def at_cap(self) -> bool:
+    """The game ended at pgx's length cap (2 x points plies in Go, 162 on 9x9; 512 in chess and shogi), which pgx
+    flags as an ordinary end: Go's board is then scored unfinished, chess and shogi are drawn."""
+    return self.over and self.host["steps"] >= self.pgx_cap
+
+  pgx_cap: int = 512  # chess and shogi: pgx's MAX_TERMINATION_STEPS; Go's is its env's (GoPosition)
+
+  @property
   def color(self) -> int:
     """The colour to move: 0 for the first mover (white, sente, black in Go), 1 for the other."""
     return int(self.host["color"])
@@ -326,6 +334,7 @@ class GoPosition(Position):
     super().__init__(env=env)
     self.size = int(round((self.num_actions - 1) ** 0.5))
     self.always_legal = self.size * self.size  # pass
+    self.pgx_cap = pgx_private.go_length_cap(self.state)
 
   def action_of(self, move: str) -> int:
     move = move.upper()
