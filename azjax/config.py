@@ -127,7 +127,8 @@ class SearchConfig:
   go_pass: str = "pgx"
   # Go only: False keeps moves that fill one's own one-point eye out of the search (MoGo's playout rule, the
   # other half of go_pass=eyes; rules.py). True: every legal move (the papers). Measured on go9's cpu preset:
-  # lost 10-54 to the same run without it at 1200 steps (docs/results/learning, section 10).
+  # with go_eyes=simple it lost 10-54 to the same run without it at 1200 steps (docs/results/learning, section
+  # 10); with go_eyes=true it won 47-17 and 50-14 on two seeds (sections 21, 23): on in go9's cpu preset.
   go_fill_eyes: bool = True
   # Go only: which points go_pass=eyes and go_fill_eyes count as one's own eyes: simple (every neighbour one's
   # own stone, false eyes too) | true (also at most one fault on the diagonals: Pachi's and minigo's playouts).

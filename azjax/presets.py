@@ -1,5 +1,5 @@
-"""Presets: `paper` (the AlphaZero paper's numbers), `small` (one GPU), `cpu` (learns within the hour on a
-2-core CPU), `smoke` (seconds on a CPU).
+"""Presets: `paper` (the AlphaZero paper's numbers), `small` (one GPU), `cpu` (learns visibly within the hour on a
+2-core CPU; its whole run takes 1.5-2 hours for go9 and chess), `smoke` (seconds on a CPU).
 
 Sources, cited where used:
   [AGZ]  Silver et al., Mastering the game of Go without human knowledge, Nature 2017, Methods.
@@ -112,11 +112,11 @@ def _small(game: str) -> Config:
   )
 
 
-# Sizes that learn on a 2-core CPU within the hour (issue 16). Deviations from the paper, each a named switch:
+# Sizes that learn visibly on a 2-core CPU within the hour (issue 16). Deviations from the paper, each a named switch:
 # Gumbel search (Danihelka et al., ICLR 2022: learns 9x9 Go with few simulations where PUCT fails at 16 or
 # fewer), Go's pass rule (rules.py) and a smaller learning rate. Go trains on the 8 symmetries of each position
 # as AlphaGo Zero did ([AGZ] Methods; AlphaZero did not): on this CPU the positions are what is scarce. The rate
-# stays constant, except go9's one late drop (_CPU_LR_BOUNDARIES): go9 with small's drops (at half and three
+# stays constant, except go9's one late drop and tic-tac-toe's two (_CPU_LR_BOUNDARIES): go9 with small's drops (at half and three
 # quarters of 1200 steps) fitted its small window tighter and lost games to random after them
 # (docs/results/learning, section 6). Chess samples each position about 4 times (16 updates of 256 on 1,024 new
 # positions a step): its best run so far, 0.94 against random at 600 steps (section 9); at 8 updates a step it is

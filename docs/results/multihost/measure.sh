@@ -28,7 +28,7 @@ from azjax import checkpoint as ckpt, train_step as train_lib
 leaves = []
 for name in ("one", "two"):
   mngr = ckpt.manager(f"{out}/{name}/checkpoints")
-  abstract = train_lib.abstract_state(train_lib.build(ckpt.config_from_meta(ckpt.read_meta(mngr))))
+  abstract = train_lib.abstract_state(train_lib.build(ckpt.config_from_meta(ckpt.latest_meta(f"{out}/{name}/checkpoints"))))
   leaves.append([np.asarray(x) for x in jax.tree.leaves(ckpt.restore_model(mngr, (abstract.params, abstract.bn_state)))])
 same = all(np.array_equal(a, b) for a, b in zip(*leaves))
 diff = max(float(np.abs(a - b).max()) for a, b in zip(*leaves))
