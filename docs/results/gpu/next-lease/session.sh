@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The next lease, in two calls (README.md beside this): `bash .gpu/session.sh 1`, then at once on the warm machine
-# `bash .gpu/session.sh 2 SECONDS`. Part 1: go9 training for issue 16, the chess cpu preset's bench (issue 17
-# section 5) and bf16 on the paper's chess network (GPU.md). Part 2: that network's throughput against its floors,
-# then the shogi cpu preset's bench if SECONDS leave time.
-# Everything lands in $OUT: resultsN.tgz (JSON, logs) and, from part 1, go9run.tgz.partNN (the latest checkpoint).
+# `bash .gpu/session.sh 2 SECONDS`. Part 1: go9 training for issue 16 (8 minutes), then bf16 on the paper's chess
+# network (GPU.md). Part 2: the same go9 run resumed for what SECONDS leave, else the chess cpu preset's bench.
+# Everything lands in $OUT: resultsN.tgz (JSON, logs) and go9runN.tgz.partNN (the run's latest checkpoint).
 # LOCAL=1 shrinks every config to check this script on a CPU.
+# 2026-12-07, after a review: the run checkpoints every 100 steps and stops itself (run.max_minutes), where a save
+# every 10 steps cost about a fifth of its time and `timeout` could kill it mid-save; the chess benches, which
+# compile for 60-90 s and write their JSON only at the end, left call 1 (the last lease lost all three at 150 s).
 # Since the 2026-11-26 lease (../2026-11-26-h200/README.md): the go9 run's window is 262,144 (256 positions a lane,
 # over two games) and it trains 300 s; the measured benches (chess-800 memory, go9-cpu) are dropped; chess's cpu
 # preset comes before the 19x256 benches, whose throughput moved to call 2 with a longer limit.
@@ -25,13 +27,13 @@ el setup done
 if [[ ${LOCAL:-0} == 1 ]]; then  # tiny sizes, same commands
   SMALL=(--set selfplay.batch_size=4 --set selfplay.chunk_plies=2 --set train.batch_size=16 --set train.updates_per_step=1 --set replay.window=256)
   PAPER=(--set network.blocks=1 --set network.channels=8 --set search.num_simulations=4 "${SMALL[@]}")
-  RUN=(--set network.blocks=1 --set network.channels=8 --set network.value_hidden=16 "${SMALL[@]}"); TRAIN_S=45
+  RUN=(--set network.blocks=1 --set network.channels=8 --set network.value_hidden=16 "${SMALL[@]}"); TRAIN_MIN=1; SLACK=400
 else
   SMALL=()
   PAPER=(--set search.num_simulations=64 --set selfplay.batch_size=256 --set selfplay.chunk_plies=8
          --set train.batch_size=1024 --set train.updates_per_step=2 --set replay.window=262144)
   RUN=(--set network.blocks=6 --set network.channels=128 --set network.value_hidden=256 --set selfplay.batch_size=1024
-       --set train.batch_size=2048 --set train.updates_per_step=8 --set replay.window=262144); TRAIN_S=300
+       --set train.batch_size=2048 --set train.updates_per_step=8 --set replay.window=262144); TRAIN_MIN=7.5; SLACK=90
 fi
 
 bench() {  # name, seconds, bench arguments...
@@ -40,31 +42,39 @@ bench() {  # name, seconds, bench arguments...
   el "bench $name rc=$rc"; tail -n 32 $R/$name.txt; pack
 }
 
-if [[ $PART == 1 ]]; then
-  # 1. go9: the cpu preset's algorithm on small's 6x128 network, for as long as the lease allows.
-  el "go9 training"
-  rm -rf /tmp/go9-run
-  timeout $TRAIN_S python3 -m experiments.go9 --preset cpu "${RUN[@]}" \
-    --set train.num_steps=5000 --set run.log_every=5 --set run.checkpoint_every=10 --set run.eval_every=0 \
-    --set run.eval_games=0 --run-dir /tmp/go9-run --no-progress >$R/go9-train.log 2>&1
-  el "go9 training rc=$? (124: stopped at its time, as planned)"; tail -n 3 /tmp/go9-run/metrics.csv
-  cp /tmp/go9-run/metrics.csv /tmp/go9-run/config.json $R/ 2>/dev/null; pack
-  last=$(ls /tmp/go9-run/checkpoints 2>/dev/null | grep -E '^[0-9]+$' | sort -n | tail -1)
-  if [[ -n $last ]]; then
-    (cd /tmp && tar czf /tmp/go9run.tgz go9-run/config.json go9-run/metrics.csv go9-run/run.log go9-run/checkpoints/$last \
-       $(ls -d go9-run/checkpoints/* | grep -vE '/[0-9]+$|tmp') && split -b 15M -d /tmp/go9run.tgz "$OUT/go9run.tgz.part")
-    el "checkpoint $last packed: $(du -h /tmp/go9run.tgz | cut -f1)"
-  fi
+pack_run() {  # the go9 run's latest checkpoint, in parts under the per-file limit
+  local last; last=$(ls /tmp/go9-run/checkpoints 2>/dev/null | grep -E '^[0-9]+$' | sort -n | tail -1)
+  [[ -n $last ]] || { el "no go9 checkpoint"; return; }
+  (cd /tmp && tar czf /tmp/go9run.tgz go9-run/config.json go9-run/metrics.csv go9-run/run.log go9-run/checkpoints/$last \
+     $(ls -d go9-run/checkpoints/* | grep -vE '/[0-9]+$|tmp') && rm -f "$OUT"/go9run$PART.tgz.part* \
+     && split -b 15M -d /tmp/go9run.tgz "$OUT/go9run$PART.tgz.part")
+  local mib=$(( $(stat -c %s /tmp/go9run.tgz) >> 20 ))
+  el "checkpoint $last packed: $mib MiB$( (( mib > 58 )) && echo ' (over 58 MiB: it may not all come back; next time replay.window=131072)')"
+}
 
-  # 2. Chess's cpu preset (issue 17 section 5's ratios), then bf16 inference on the paper's chess network (19x256).
-  bench chess-cpu 150 --game chess --preset cpu "${SMALL[@]}" --repeats 3
-  left=$((LIMIT - 5 - $(date +%s) + T0)); (( left > 100 )) && left=100
+go9() {  # minutes, then the loop's own arguments; the run stops itself at its minutes, checkpointed (SLACK: its
+  # compile and last save; a backstop that kills it)
+  local minutes=$1; shift
+  timeout $(( ${minutes%.*} * 60 + SLACK )) python3 -m experiments.go9 "$@" --set run.max_minutes=$minutes \
+    --set run.log_every=5 --set run.checkpoint_every=100 --run-dir /tmp/go9-run --no-progress >>$R/go9-train.log 2>&1
+  el "go9 training rc=$?"; tail -n 3 /tmp/go9-run/metrics.csv
+  cp /tmp/go9-run/metrics.csv /tmp/go9-run/config.json $R/ 2>/dev/null; pack; pack_run
+}
+
+if [[ $PART == 1 ]]; then
+  # 1. go9: the cpu preset's algorithm on small's 6x128 network (issue 16).
+  el "go9 training"; rm -rf /tmp/go9-run
+  go9 $TRAIN_MIN --preset cpu "${RUN[@]}" --set train.num_steps=5000 --set run.eval_every=0 --set run.eval_games=0
+  # 2. bf16 inference on the paper's chess network (19x256): compiles little.
+  left=$((LIMIT - 10 - $(date +%s) + T0)); (( left > 100 )) && left=100
   (( left > 30 )) && bench chess-19x256-precision $left --game chess --preset paper "${PAPER[@]}" --measure precision --repeats 5
 else
-  # The paper's chess network (19x256) at 64 simulations and 256 games: throughput against its floors; then shogi.
-  left=$((LIMIT - 10)); (( left > 230 )) && left=230
-  bench chess-19x256 $left --game chess --preset paper "${PAPER[@]}" --measure throughput --repeats 3
-  left=$((LIMIT - 5 - $(date +%s) + T0))
-  (( left > 60 )) && bench shogi-cpu $left --game shogi --preset cpu "${SMALL[@]}" --repeats 3
+  # The go9 run resumed where call 1 left it (the warm machine keeps /tmp), else the chess cpu preset's bench.
+  left=$((LIMIT - 20 - $(date +%s) + T0))
+  if [[ -d /tmp/go9-run/checkpoints ]] && (( left > 60 + SLACK )); then
+    go9 $(( (left - SLACK) / 60 )) --resume /tmp/go9-run  # its timeout, minutes x 60 + SLACK, inside what is left
+  elif (( left > 60 )); then
+    bench chess-cpu $left --game chess --preset cpu "${SMALL[@]}" --repeats 3
+  fi
 fi
 el done; ls -la "$OUT"
