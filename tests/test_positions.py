@@ -236,13 +236,10 @@ def test_engines_play_training_envs_except_go():
 def test_a_game_that_pgx_ends_at_its_length_cap_says_so():
   """pgx ends 9x9 Go after 162 plies as if by the rules (its board then scored unfinished); a referee's record says
   the game stopped at the cap. A game ended by two passes did not."""
-  rng, position = np.random.default_rng(0), GoPosition("go9")
-  while not position.over:  # stones only, while any point is free; a referee refuses superko repetitions
-    legal = position.legal_actions()
-    try:
-      position.push(int(rng.choice(legal[legal != 81] if len(legal) > 1 else legal)))
-    except IllegalMove:
-      continue
+  from azjax.engines.match import random_opening  # noqa: PLC0415  (stones only; superko repetitions drawn again)
+  position = GoPosition("go9")
+  for action in random_opening("go9", 200, seed=0):
+    position.push(action)
   assert position.pgx_cap == 162 and len(position.moves) == 162 and position.at_cap
   passed = GoPosition("go9")
   for move in ("E5", "pass", "pass"):
