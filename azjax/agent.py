@@ -28,7 +28,8 @@ class Agent:
   State of the agent's game and returns one action per game: the search's best
   move when `greedy` (the most visited under PUCT; under Gumbel search, the
   improved policy's best), else a move sampled from the search policy. No root noise
-  is added. `num_simulations=None` uses the checkpoint's own setting at play
+  is added, so under `search.gumbel_act=halving` both are Sequential Halving's
+  noise-free winner. `num_simulations=None` uses the checkpoint's own setting at play
   (`search.simulations_at_play`).
   """
   config: Config
@@ -139,8 +140,8 @@ def _search_policy_for(game: str, network_config, search_config, num_simulations
 
 def search_policy(config: Config, num_simulations: int, greedy: bool = True):
   """A pure policy(variables, key, state) -> actions: search without root noise, then the search's best
-  move (`greedy`: the most visited under PUCT) or one sampled from the search policy. Cached, so equal
-  settings share compiled programs."""
+  move (`greedy`: the most visited under PUCT) or one sampled from the search policy (under gumbel_act=halving
+  its winner either way). Cached, so equal settings share compiled programs."""
   return _search_policy_for(*_structure(config), num_simulations, greedy)
 
 

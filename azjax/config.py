@@ -163,8 +163,11 @@ class SearchConfig:
   # moves), sampled for selfplay.temperature_plies plies and then greedy or at selfplay.endgame_temperature: this
   # library's. "halving": Gumbel MuZero's, the winner of its Sequential Halving, argmax of g + logits + sigma(q) over
   # the most visited of the moves it considered (Danihelka et al. 2022, Algorithm 2 and section 4; mctx's
-  # PolicyOutput.action): with self-play's Gumbel noise g a sample at every ply, at play (no noise) the best. Then
-  # the temperature fields do not act: the move is the only one with weight. Measured on go9's cpu preset, seed 7
+  # PolicyOutput.action): with self-play's Gumbel noise g a sample, at play (no noise) the best. Then the
+  # temperature fields do not act: the move is the only one with weight. Playout-cap randomisation's fast plies
+  # search without noise (KataGo's cheap searches), so there halving plays the noise-free winner: on go9's cpu
+  # preset three plies in four, and about three new games in four share their first move until a full search's
+  # noise parts them (the "policy" draw samples those plies at the temperature). Measured on go9's cpu preset, seed 7
   # (docs/results/learning, section 74): longer self-play games and better against GNU Go by step 4000, behind
   # at 800-1600; on chess level.
   gumbel_act: str = "policy"
@@ -610,6 +613,11 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
   if num_devices is not None:
     _check(c.selfplay.batch_size % num_devices == 0, "selfplay.batch_size", c.selfplay.batch_size,
            f"must be divisible by the device count {num_devices}")
+    # Halving's move is the only one with weight, so the temperature fields do not act: without Gumbel noise every
+    # game of the batch would play the same moves. At play (no noise) it is the best move, as it should be.
+    _check(c.search.gumbel_act == "policy" or c.search.gumbel_scale > 0, "search.gumbel_scale",
+           c.search.gumbel_scale, "> 0 in a run that trains with search.gumbel_act=halving (its Gumbel noise is "
+           "self-play's only sampling)")
     # q_ratio's q is the search's Q of its best move, and these add the search's own utilities to Q: the value
     # would learn a drawn line as the contempt for whoever is to move, and Go values past +-1. At play they are
     # free (an engine's --set search.draw_value=... on a q_ratio network).

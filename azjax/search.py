@@ -326,7 +326,8 @@ def for_colour(utility: chex.Array, colour: chex.Array) -> chex.Array:
 def choose_move(key: chex.PRNGKey, weights: chex.Array, temperature: chex.Array) -> chex.Array:
   """_unbatched_: a move drawn in proportion to the search policy `weights` [A] raised to 1 / `temperature`,
   or the greedy move (most visited; the improved policy's best under Gumbel) at temperature 0, a tie drawn at
-  random. The one move choice of self-play (by ply), agents and engines.
+  random. The one move choice of self-play (by ply), agents and engines. (Under search.gumbel_act=halving the
+  weights are one move's: it is chosen at any temperature.)
 
   Ties are common under PUCT at few simulations (an unvisited child's Q of 0 spreads a losing side's visits
   thin), and an argmax took the lowest action id among them: Go's upper left, whatever the values."""
@@ -480,6 +481,8 @@ def make_search_with(env: pgx.Env, evaluate: Evaluate, config: SearchConfig, leg
   `noise=False` disables the root noise (Dirichlet for PUCT, Gumbel for Gumbel). The tree is compact
   where `tree_width` says so; the output is the same either way."""
   num_actions = env.num_actions
+  if config.gumbel_act == "halving" and config.algorithm != "gumbel":  # (a Config's validate says so first)
+    raise ValueError(f"search.gumbel_act=halving plays a Gumbel search's move, not {config.algorithm}'s")
   width = tree_width(config, game, num_actions)
   moves_left = config.moves_left_slope > 0
   utility = None

@@ -130,6 +130,17 @@ def test_a_run_that_learns_the_searchs_q_refuses_the_searchs_utilities_but_play_
   validate(apply_overrides(config, ["train.q_ratio=0"]), 1)
 
 
+def test_halving_without_gumbel_noise_is_refused_in_training_and_allowed_at_play():
+  """search.gumbel_act=halving plays the only move with weight, so its Gumbel noise is self-play's only sampling:
+  a run without it would play one game in every slot. At play (no noise anyway) the setting is free."""
+  config = apply_overrides(azjax.preset("go9", "cpu"), ["search.gumbel_act=halving", "search.gumbel_scale=0"])
+  with pytest.raises(ConfigError, match=r"search.gumbel_scale.*gumbel_act=halving") as e:
+    validate(config, 1)
+  assert e.value.field == "search.gumbel_scale"
+  validate(apply_overrides(config, ["search.gumbel_scale=1"]), 1)
+  validate(apply_overrides(config, ["search.gumbel_act=policy"]), 1)
+
+
 def _cli(capfd, *args):
   return run_module(capfd, "experiments.tictactoe", *args)
 

@@ -457,3 +457,31 @@ def test_an_engine_quits_while_loading_keeps_its_compiled_searches_and_names_a_n
   lines = broken.stdout.splitlines()
   assert lines[3] == "uciok" and lines[4].startswith("info string error: could not load ") and len(lines) == 5
   assert broken.returncode == 1 and "error: could not load" in broken.stderr
+
+
+def test_a_halving_winner_the_referee_refuses_gives_way_to_the_next_best_move_not_to_pass():
+  """Under search.gumbel_act=halving a search's move weights are its winner's alone. A Go referee refuses a move
+  that repeats an earlier board (superko), which pgx's mask allows: the engine then plays the improved policy's
+  next best move, where the weights alone would have left it nothing but pass."""
+  import dataclasses  # noqa: PLC0415
+  import azjax  # noqa: PLC0415
+  agent = untrained_agent("go9", simulations=8)
+  agent = dataclasses.replace(agent, config=azjax.apply_overrides(
+      agent.config, ["search.algorithm=gumbel", "search.gumbel_act=halving"]))
+  thinker = Thinker(agent, seed=0)
+
+  class Refusing(GoPosition):  # refuses the first move it is asked to play, as a referee refuses a superko
+    refused = None
+
+    def push(self, action):
+      if self.refused is None:
+        self.refused = action
+        raise IllegalMove("repeats an earlier board")
+      super().push(action)
+
+  position = Refusing()
+  weights, _, _ = thinker.think(position.state, thinker.simulations, position.env)
+  played = position.push_best(weights)
+  assert position.refused == int(weights.argmax())  # the winner was tried first
+  assert played not in (position.refused, position.always_legal), played
+  assert weights[played] == max(w for a, w in enumerate(weights) if a != position.refused)

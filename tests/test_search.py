@@ -640,3 +640,10 @@ def test_gumbel_muzeros_own_move_is_its_halvings_winner_a_sample_in_self_play_th
       assert len(set(moves.tolist())) > 1  # a sample, not one move
     else:
       assert moves[0] == np.where(most[0], weights[0], -np.inf).argmax()
+
+
+def test_halving_under_puct_is_refused_where_the_search_is_built():
+  # A SearchConfig built by hand skips Config's validation; the search names the fault instead of failing inside.
+  env, net, _, _, config = _setup("tictactoe", algorithm="puct", gumbel_act="halving")
+  with pytest.raises(ValueError, match="gumbel_act=halving.*puct"):
+    make_search(env, net, config, "tictactoe")
