@@ -313,6 +313,19 @@ _CPU_HISTORY = {"chess": 2}
 # (steps 801-900), where this draw stayed at 0-2% (section 68). `--set search.play_unvisited=false`.
 _CPU_PLAY_UNVISITED = True
 
+# Go9's self-play plays Gumbel MuZero's own move, the winner of its Sequential Halving (search.gumbel_act=halving;
+# Danihelka et al. 2022, Algorithm 2), where the other cpu presets draw from the improved policy. Paired with this
+# preset's draw on three seeds, one core each (docs/results/learning, sections 74-75): the median self-play game was
+# 60 plies or more in every 400-step window of seeds 4 and 6 to step 1600 (63.9-77.0; the draw 56.5-73.0, under 60
+# in 3 of 8) and in 9 of 10 of seed 7's to step 4,030 (the draw: 5 of 11), the target the draw missed on three
+# seeds of four. Against GNU Go
+# level 1 (20 games an evaluation) seeds 4 and 6 were level or ahead at steps 400-1600 (at 1600: 7 wins, -20.4
+# against 6, -38.5; 4 wins, -30.7 against 5, -24.5); seed 7 was behind at 1200-1600 (about 3 standard errors) and
+# ahead at 4 of 5 evaluations from step 2400, 13 wins and -2.0 at 4000 against 11 and -6.6. Chess stayed level
+# (seed 0, section 74) and keeps the draw. Under halving the temperature fields and play_unvisited do not act.
+# `--set search.gumbel_act=policy` for the draw.
+_CPU_GUMBEL_ACT = {"go9": "halving"}
+
 
 def _cpu(game: str) -> Config:
   blocks, channels, sims, games, window, batch, updates, steps, lr = _CPU[game]
@@ -326,7 +339,7 @@ def _cpu(game: str) -> Config:
       search=SearchConfig(**dict(PAPER_SEARCH, algorithm=_CPU_SEARCH_ALGORITHM.get(game, "gumbel"),
                                  num_simulations=sims,
                                  play_simulations=_CPU_PLAY_SIMULATIONS.get(game, 0),
-                                 play_unvisited=_CPU_PLAY_UNVISITED,
+                                 play_unvisited=_CPU_PLAY_UNVISITED, gumbel_act=_CPU_GUMBEL_ACT.get(game, "policy"),
                                  go_pass=_GO_PASS.get(game, "pgx"), discount=_CPU_DISCOUNT.get(game, 1.0),
                                  **_CPU_GO_EYES.get(game, {}))),
       selfplay=SelfPlayConfig(batch_size=games, chunk_plies=16,
