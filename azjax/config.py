@@ -168,7 +168,7 @@ class SearchConfig:
   # search without noise (KataGo's cheap searches), so there halving plays the noise-free winner: on go9's cpu
   # preset three plies in four, and about three new games in four share their first move until a full search's
   # noise parts them (the "policy" draw samples those plies at the temperature). Go9's cpu preset plays halving:
-  # longer self-play games on three seeds, at level or better strength against GNU Go (presets._CPU_GUMBEL_ACT;
+  # longer self-play games on three seeds, about level against GNU Go (presets._CPU_GUMBEL_ACT;
   # docs/results/learning, sections 74-75); on chess level.
   gumbel_act: str = "policy"
   # Per-ply discount of values: 1 in the papers (a win is a win). Below 1, a win in fewer plies is worth more,

@@ -316,14 +316,13 @@ _CPU_PLAY_UNVISITED = True
 # Go9's self-play plays Gumbel MuZero's own move, the winner of its Sequential Halving (search.gumbel_act=halving;
 # Danihelka et al. 2022, Algorithm 2), where the other cpu presets draw from the improved policy. Paired with this
 # preset's draw on three seeds, one core each (docs/results/learning, sections 74-75): the median self-play game was
-# 60 plies or more in every 400-step window of seeds 4 and 6 to step 1600 (63.9-77.0; the draw 56.5-73.0, under 60
-# in 3 of 8) and in 9 of 10 of seed 7's to step 4,030 (the draw: 5 of 11), the target the draw missed on three
-# seeds of four. Against GNU Go
-# level 1 (20 games an evaluation) seeds 4 and 6 were level or ahead at steps 400-1600 (at 1600: 7 wins, -20.4
-# against 6, -38.5; 4 wins, -30.7 against 5, -24.5); seed 7 was behind at 1200-1600 (about 3 standard errors) and
-# ahead at 4 of 5 evaluations from step 2400, 13 wins and -2.0 at 4000 against 11 and -6.6. Chess stayed level
-# (seed 0, section 74) and keeps the draw. Under halving the temperature fields and play_unvisited do not act.
-# `--set search.gumbel_act=policy` for the draw.
+# 60 plies or more in every 400-step window of seeds 4 and 6 to step 2000 (63.9-77.0; the draw 56.5-73.0, under 60
+# in 4 of 10) and in 9 of 10 of seed 7's to step 4,030 (the draw: 5 of 11), the target the draw missed on three
+# seeds of four. Against GNU Go level 1 (20 games an evaluation) the strength moved about the draw's: seeds 4 and 6
+# level or ahead at steps 400-1600, behind at 2000 (-40.9 and -27.2 against -29.9 and -13.3; pooled 1.5 standard
+# errors); seed 7 behind at 1200-1600 (about 3 se) and ahead at 4 of 5 evaluations from step 2400, 13 wins and
+# -2.0 at 4000 against 11 and -6.6. Chess stayed level (seed 0, section 74) and keeps the draw. Under halving the
+# temperature fields and play_unvisited do not act. `--set search.gumbel_act=policy` for the draw.
 _CPU_GUMBEL_ACT = {"go9": "halving"}
 
 
