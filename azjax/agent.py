@@ -67,9 +67,11 @@ class Agent:
   def analyse(self, state: pgx.State, key: chex.PRNGKey, *, num_simulations: int | None = None) -> dict:
     """A search from each game's position, move by move, as numpy arrays.
 
-    Returns policy [B, A] (the search's move probabilities), value [B] (the root's value for the
-    player to move), visits [B, A] and q [B, A]: each move's searched value for the player to
-    move, NaN where the search did not visit the move."""
+    Returns move [B] (the move `act` plays greedily with the same key; under Gumbel search it
+    need not be the policy's argmax: a visited move under search.play_unvisited=false, Sequential
+    Halving's winner under search.gumbel_act=halving), policy [B, A] (the search's move
+    probabilities), value [B] (the root's value for the player to move), visits [B, A] and q [B, A]:
+    each move's searched value for the player to move, NaN where the search did not visit it."""
     out = jitted(_analyser(self.config, self.simulations(num_simulations)))(
         (self.params, self.bn_state), key, state)
     out = jax.device_get(out)
@@ -109,14 +111,21 @@ def searcher(config: Config, num_simulations: int, env: pgx.Env | None = None):
   return _searcher_for(*_structure(config), num_simulations, env)
 
 
+def _moves(key, weights, temperature):
+  """One move per game from the search's move weights [B, A] (search.choose_move)."""
+  return jax.vmap(choose_move, in_axes=(0, 0, None))(jax.random.split(key, weights.shape[0]), weights, temperature)
+
+
 @functools.cache
 def _analyser_for(game: str, network_config, search_config, num_simulations: int):
   run = _searcher_for(game, network_config, search_config, num_simulations)
 
   def analyse(variables, key, state):
-    out = run(variables, key, state)
+    search_key, move_key = jax.random.split(key)  # as the search policy splits it, so `move` is act's move
+    out = run(variables, search_key, state)
     visits, q = root_summary(out)  # [B, A] whichever tree searched (compact trees index their children)
-    return {"policy": out.weights, "value": out.value, "visits": visits, "q": q}
+    return {"move": _moves(move_key, out.move_weights, 0.0), "policy": out.weights, "value": out.value,
+            "visits": visits, "q": q}
 
   return analyse
 
@@ -130,10 +139,8 @@ def _search_policy_for(game: str, network_config, search_config, num_simulations
   run = _searcher_for(game, network_config, search_config, num_simulations)
 
   def policy(variables, key, state):
-    k1, k2 = jax.random.split(key)
-    weights = run(variables, k1, state).move_weights
-    return jax.vmap(choose_move, in_axes=(0, 0, None))(jax.random.split(k2, weights.shape[0]), weights,
-                                                       0.0 if greedy else 1.0)
+    search_key, move_key = jax.random.split(key)
+    return _moves(move_key, run(variables, search_key, state).move_weights, 0.0 if greedy else 1.0)
 
   return policy
 

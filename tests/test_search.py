@@ -375,6 +375,29 @@ def test_analyse_reports_visits_and_q_by_move_on_the_compact_tree():
   np.testing.assert_allclose(out["q"], full["q"], rtol=1e-5, atol=1e-6)  # NaN where unvisited, in both
 
 
+def test_analyse_reports_the_move_act_plays_which_need_not_be_the_policys_argmax():
+  # The policy analyse reports is Gumbel's improved policy (completed Q over every move); the agent plays a move its
+  # search visited (search.play_unvisited=false) or, under search.gumbel_act=halving, Sequential Halving's winner.
+  # A reader of the policy alone would name another move.
+  untrained = untrained_agent("go9", simulations=16)
+  # Values that differ from move to move, as a trained network's do: the value head's hidden layer scaled 30-fold.
+  params = dict(untrained.params, linear_1=jax.tree.map(lambda w: 30 * w, untrained.params["linear_1"]))
+  base = dataclasses.replace(untrained, params=params)
+  state, games = _positions(base.env, 8, 12), np.arange(8)
+  for act_rule in ("halving", "policy"):
+    agent = base.with_search(["search.algorithm=gumbel", f"search.gumbel_act={act_rule}",
+                              "search.max_considered_actions=16"])
+    key = jax.random.PRNGKey(0)
+    out = agent.analyse(state, key)
+    np.testing.assert_array_equal(out["move"], np.asarray(agent.act(state, key)))
+    assert (out["visits"][games, out["move"]] > 0).all()
+    best = out["policy"][games, out["move"]] == out["policy"].max(-1)
+    if act_rule == "policy":  # the greedy move is the improved policy's best among the moves searched
+      visited_best = np.where(out["visits"] > 0, out["policy"], -1).max(-1)
+      np.testing.assert_array_equal(out["policy"][games, out["move"]], visited_best)
+    assert not best.all()  # the policy's argmax is another move: here in 1 of 8 positions either way
+
+
 def _back_rank_mate_search(config: SearchConfig):
   """(the noiseless search of `config` from a position where White mates at once by Ra8 among 20 legal moves, under
   a flat evaluator whose prior ranks the mate last, 3 logits below the rest; the mate's action)."""

@@ -138,7 +138,7 @@ def main():
     choices["one-ply value"] = one_ply
     for sims in a.simulations:
       out = agent.analyse(state, jax.random.PRNGKey(sims), num_simulations=sims)
-      choices[f"search, {sims} simulations"] = [move(b, np.argmax(w)) for b, w in zip(boards, out["policy"])]
+      choices[f"search, {sims} simulations"] = [move(b, m) for b, m in zip(boards, out["move"])]
     print(f"\n{name}: {len(boards)} positions, {a.run} step {a.step}")
     for player, moves in choices.items():
       if name == "capture":
