@@ -165,10 +165,10 @@ class SearchConfig:
   # the most visited of the moves it considered (Danihelka et al. 2022, Algorithm 2 and section 4; mctx's
   # PolicyOutput.action): with self-play's Gumbel noise g a sample, at play (no noise) the best. Then the
   # temperature fields do not act: the move is the only one with weight. Playout-cap randomisation's fast plies
-  # search without noise (KataGo's cheap searches), so there halving plays the noise-free winner: on go9's cpu
-  # preset three plies in four, and about three new games in four share their first move until a full search's
-  # noise parts them (the "policy" draw samples those plies at the temperature). Go9's cpu preset plays halving:
-  # longer self-play games on three seeds, about level against GNU Go (presets._CPU_GUMBEL_ACT;
+  # search without noise (KataGo's cheap searches; selfplay.fast_noise), so there halving plays the noise-free
+  # winner: on go9's cpu preset three plies in four, and about three new games in four share their first move until
+  # a full search's noise parts them (the "policy" draw samples those plies at the temperature). Go9's cpu preset
+  # plays halving: longer self-play games on three seeds, about level against GNU Go (presets._CPU_GUMBEL_ACT;
   # docs/results/learning, sections 74-75); on chess level.
   gumbel_act: str = "policy"
   # Per-ply discount of values: 1 in the papers (a win is a win). Below 1, a win in fewer plies is worth more,
@@ -243,11 +243,17 @@ class SelfPlayConfig:
   adjudicate_score: str = "margin"
   # Playout-cap randomisation (KataGo: Wu 2019, arXiv:1902.10565, section 3.1): each ply is searched in full
   # with this probability and its positions train the policy and the value; otherwise every game gets a
-  # search of `fast_simulations` without root noise and plays its move (trained on as `record_fast` says). One
-  # coin per ply, shared by the games in lockstep and by a sweep's seeds (selfplay.playout_coins). 1.0 = every
-  # move searched in full (the papers); KataGo: 0.25.
+  # search of `fast_simulations` without root noise (`fast_noise`) and plays its move (trained on as `record_fast`
+  # says). One coin per ply, shared by the games in lockstep and by a sweep's seeds (selfplay.playout_coins).
+  # 1.0 = every move searched in full (the papers); KataGo: 0.25.
   full_search_fraction: float = 1.0
   fast_simulations: int = 0  # the fast search's simulations (KataGo: 100 against 600); used when fraction < 1
+  # Whether the fast search draws root noise as the full one does (Dirichlet under PUCT, Gumbel under Gumbel).
+  # False: KataGo's cheap searches, without it; the presets'. Then under search.gumbel_act=halving a fast ply plays
+  # the noise-free winner, the same move in every game at the same position (16 of 16 first moves from go9's empty
+  # board, docs/results/learning, section 75), since halving's Gumbel noise is its move's only sample. True: every
+  # search samples its move as Gumbel MuZero's do. Unmeasured in training (section 76).
+  fast_noise: bool = False
   # Whether a fast-search ply goes to replay. True: it trains the value only (its policy target is empty), with
   # train.q_ratio's q from its small search; this library's rule since playout caps came, and the cpu presets'.
   # False: KataGo's, "Only turns with a full search are recorded for training" (Wu 2019, section 3.1): the fast

@@ -235,13 +235,14 @@ def playout_coins(config: SelfPlayConfig, step: chex.Array) -> chex.Array:
   return jax.random.uniform(key, (config.chunk_plies,)) < config.full_search_fraction
 
 
-def capped_search(search, fast_search, variables, keys, state: pgx.State, full: chex.Array):
+def capped_search(search, fast_search, variables, keys, state: pgx.State, full: chex.Array, fast_noise: bool = False):
   """The search of one ply without its tree: the full `search` where the coin `full` ([] bool, see
-  `playout_coins`) says so, else `fast_search` without root noise. Without `fast_search`, always full."""
+  `playout_coins`) says so, else `fast_search`, with root noise only if `fast_noise` (config.fast_noise).
+  Without `fast_search`, always full."""
   full_out = lambda: search(variables, keys, state).replace(tree=None)
   if fast_search is None:
     return full_out()
-  fast_out = lambda: fast_search(variables, keys, state, noise=False).replace(tree=None)
+  fast_out = lambda: fast_search(variables, keys, state, noise=fast_noise).replace(tree=None)
   return jax.lax.cond(full, full_out, fast_out)
 
 
@@ -261,7 +262,7 @@ def play_ply(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Ac
   search_keys, action_keys, reset_keys = keys[:, 0], keys[:, 1], keys[:, 2]
   state = actors.env
   full = jnp.asarray(full) if fast_search is not None else jnp.bool_(True)
-  out = capped_search(search, fast_search, variables, search_keys, state, full)
+  out = capped_search(search, fast_search, variables, search_keys, state, full, config.fast_noise)
   action = root_moves(action_keys, out, actors.ply, config)
   replay = replay_lib.add(replay, state.observation, jnp.where(full, out.weights, 0.0), out.legal,
                           state.current_player, out.best_value, record=config.record_fast or full)

@@ -246,6 +246,29 @@ def test_playout_cap_randomisation_searches_some_plies_small_and_keeps_their_pol
     np.testing.assert_allclose(written, 1.0 if full else 0.0, atol=1e-6)
 
 
+@pytest.mark.parametrize("fast_noise", [False, True])
+def test_under_halving_a_fast_ply_samples_its_move_only_with_fast_noise(fast_noise):
+  """Under search.gumbel_act=halving the Gumbel noise is the move's only sample: a fast search without noise (KataGo's
+  cheap searches, the presets') plays the same move in every game at the same position; with selfplay.fast_noise
+  the games part as Gumbel MuZero's do."""
+  env = make_env("tictactoe")
+  net = make_network(NetworkConfig(blocks=1, channels=8, value_hidden=16), env.num_actions)
+  halving = SearchConfig(algorithm="gumbel", num_simulations=8, max_considered_actions=4, gumbel_act="halving")
+  search = make_search(env, net, halving, "tictactoe")
+  fast = make_search(env, net, dataclasses.replace(halving, num_simulations=2), "tictactoe")
+  games = 32
+  actors = selfplay.init_actors(env, jax.random.PRNGKey(0), jnp.arange(games, dtype=jnp.int32))
+  variables = net.init(jax.random.PRNGKey(1), actors.env.observation)
+  replay = replay_lib.init(games, 64, jax.ShapeDtypeStruct((3, 3, 2), bool), env.num_actions)
+  config = SelfPlayConfig(chunk_plies=1, temperature_plies=30, full_search_fraction=0.25, fast_simulations=2,
+                          fast_noise=fast_noise)
+  after, _, _, move = jax.jit(lambda: selfplay.play_ply(env, search, config, variables, actors, replay,
+                                                        jax.random.PRNGKey(2), fast_search=fast, full=False))()
+  assert not np.asarray(move.full).any()
+  boards = {np.asarray(obs).tobytes() for obs in after.env.observation}  # the first move of each game
+  assert (len(boards) > 1) == fast_noise, len(boards)
+
+
 def test_kataGo_records_only_the_full_search_plies_and_labels_them_with_the_outcome():
   """selfplay.record_fast=False (KataGo, Wu 2019 section 3.1: "Only turns with a full search are recorded"): a
   fast ply is played, its position never enters replay, and the game's full plies are labelled with its outcome
