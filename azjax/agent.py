@@ -27,7 +27,8 @@ class Agent:
   `act(state, key, *, num_simulations=None, greedy=True)` takes a batched pgx
   State of the agent's game and returns one action per game: the search's best
   move when `greedy` (the most visited under PUCT; under Gumbel search, the
-  improved policy's best), else a move sampled from the search policy. No root noise
+  improved policy's best among the moves `search.play_unvisited` allows), else a
+  move sampled from those. `analyse` reports the greedy move beside the policy. No root noise
   is added, so under `search.gumbel_act=halving` both are Sequential Halving's
   noise-free winner. `num_simulations=None` uses the checkpoint's own setting at play
   (`search.simulations_at_play`).

@@ -596,6 +596,8 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
     _check(1 <= c.selfplay.fast_simulations < c.search.num_simulations, "selfplay.fast_simulations",
            c.selfplay.fast_simulations, f"must lie in [1, search.num_simulations={c.search.num_simulations}) when "
            "selfplay.full_search_fraction < 1")
+  _check(not c.selfplay.fast_noise or c.selfplay.full_search_fraction < 1.0, "selfplay.fast_noise", True,
+         "false unless selfplay.full_search_fraction < 1 (only playout caps' fast search reads it)")
   if not c.selfplay.record_fast:  # the replay counts recorded positions, not plies
     for name, on in (("search.discount", c.search.discount < 1.0), ("network.moves_left", c.network.moves_left > 0),
                      ("train.q_lambda", c.train.q_lambda > 0),
@@ -623,7 +625,7 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
     # game of the batch would play the same moves. At play (no noise) it is the best move, as it should be.
     _check(c.search.gumbel_act == "policy" or c.search.gumbel_scale > 0, "search.gumbel_scale",
            c.search.gumbel_scale, "> 0 in a run that trains with search.gumbel_act=halving (its Gumbel noise is "
-           "self-play's only sampling)")
+           "self-play's only sampling; playout caps' fast plies have it only with selfplay.fast_noise)")
     # q_ratio's q is the search's Q of its best move, and these add the search's own utilities to Q: the value
     # would learn a drawn line as the contempt for whoever is to move, and Go values past +-1. At play they are
     # free (an engine's --set search.draw_value=... on a q_ratio network).

@@ -141,6 +141,15 @@ def test_halving_without_gumbel_noise_is_refused_in_training_and_allowed_at_play
   validate(apply_overrides(config, ["search.gumbel_act=policy"]), 1)
 
 
+def test_fast_noise_without_playout_caps_is_refused_by_name():
+  """selfplay.fast_noise acts on playout caps' fast search only: with every ply searched in full it would do nothing."""
+  config = apply_overrides(azjax.preset("go9", "cpu"), ["selfplay.fast_noise=true"])
+  validate(config, 1)
+  with pytest.raises(ConfigError, match=r"selfplay.fast_noise.*full_search_fraction < 1") as e:
+    validate(apply_overrides(config, ["selfplay.full_search_fraction=1"]), 1)
+  assert e.value.field == "selfplay.fast_noise"
+
+
 def _cli(capfd, *args):
   return run_module(capfd, "experiments.tictactoe", *args)
 

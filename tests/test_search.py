@@ -383,7 +383,7 @@ def test_analyse_reports_the_move_act_plays_which_need_not_be_the_policys_argmax
   # Values that differ from move to move, as a trained network's do: the value head's hidden layer scaled 30-fold.
   params = dict(untrained.params, linear_1=jax.tree.map(lambda w: 30 * w, untrained.params["linear_1"]))
   base = dataclasses.replace(untrained, params=params)
-  state, games = _positions(base.env, 8, 12), np.arange(8)
+  state, games = _positions(base.env, 32, 12), np.arange(32)
   for act_rule in ("halving", "policy"):
     agent = base.with_search(["search.algorithm=gumbel", f"search.gumbel_act={act_rule}",
                               "search.max_considered_actions=16"])
@@ -395,7 +395,15 @@ def test_analyse_reports_the_move_act_plays_which_need_not_be_the_policys_argmax
     if act_rule == "policy":  # the greedy move is the improved policy's best among the moves searched
       visited_best = np.where(out["visits"] > 0, out["policy"], -1).max(-1)
       np.testing.assert_array_equal(out["policy"][games, out["move"]], visited_best)
-    assert not best.all()  # the policy's argmax is another move: here in 1 of 8 positions either way
+    assert not best.all()  # the policy's argmax is another move in some positions
+  # PUCT at 4 simulations ties visit counts, and the key breaks the ties: analyse must split it as act does.
+  puct, moves = base.with_search(["search.algorithm=puct"]), []
+  for seed in range(3):
+    key = jax.random.PRNGKey(seed)
+    out = puct.analyse(state, key, num_simulations=4)
+    np.testing.assert_array_equal(out["move"], np.asarray(puct.act(state, key, num_simulations=4)))
+    moves.append(out["move"])
+  assert any((m != moves[0]).any() for m in moves[1:])  # the tie-break moved with the key
 
 
 def _back_rank_mate_search(config: SearchConfig):

@@ -2,7 +2,8 @@
 
 Plays GAMES games of the step's network against itself, searched as its run searches (its simulations, no
 playout cap) and sampled as its self-play samples (selfplay.select_action: temperature 1 for the first
-temperature_plies, then the run's endgame temperature), by the rules (no length cap short of MAX_PLIES, no
+temperature_plies, then the run's endgame temperature; it samples the whole policy `Agent.analyse` reports, which
+is self-play's draw only under search.play_unvisited=true and gumbel_act=policy, chess's cpu preset), by the rules (no length cap short of MAX_PLIES, no
 adjudication). For every position in play it records the material lead of the player to move
 (rules.chess_material_lead), the network's root value, and the game's final result for that player.
 Prints the correlations between the three and, by material lead, the mean result and the mean value: what a value
