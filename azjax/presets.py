@@ -321,7 +321,9 @@ _CPU_PLAY_UNVISITED = True
 # seeds of four. Against GNU Go level 1 (20 games an evaluation) the strength moved about the draw's: seeds 4 and 6
 # level or ahead at steps 400-1600, behind at 2000 (-40.9 and -27.2 against -29.9 and -13.3; pooled 1.5 standard
 # errors); seed 7 behind at 1200-1600 (about 3 se) and ahead at 4 of 5 evaluations from step 2400, 13 wins and
-# -2.0 at 4000 against 11 and -6.6. Chess stayed level (seed 0, section 74) and keeps the draw. Under halving the
+# -2.0 at 4000 against 11 and -6.6. Seed 4 run on past the drop (section 76, two devices): 9 of 10 windows at 60 or
+# more, GNU Go's target met at 2800 and 4000 (9 wins, -16.2), but the draw ahead by about 2 se at each of 3200-4000
+# (11 wins, -2.9 at 4000). Chess stayed level (seed 0, section 74) and keeps the draw. Under halving the
 # temperature fields and play_unvisited do not act. `--set search.gumbel_act=policy` for the draw.
 _CPU_GUMBEL_ACT = {"go9": "halving"}
 
