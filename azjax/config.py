@@ -169,7 +169,7 @@ class SearchConfig:
   # winner: on go9's cpu preset three plies in four, and about three new games in four share their first move until
   # a full search's noise parts them (the "policy" draw samples those plies at the temperature). Go9's cpu preset
   # plays halving: longer self-play games on three seeds, about level against GNU Go (presets._CPU_GUMBEL_ACT;
-  # docs/results/learning, sections 74-75); on chess level.
+  # docs/results/learning, sections 74-76); on chess level.
   gumbel_act: str = "policy"
   # Per-ply discount of values: 1 in the papers (a win is a win). Below 1, a win in fewer plies is worth more,
   # in the search (mctx's discount, as MuZero's) and in the value target (z * discount^(plies to the end - 1),
@@ -250,9 +250,10 @@ class SelfPlayConfig:
   fast_simulations: int = 0  # the fast search's simulations (KataGo: 100 against 600); used when fraction < 1
   # Whether the fast search draws root noise as the full one does (Dirichlet under PUCT, Gumbel under Gumbel).
   # False: KataGo's cheap searches, without it; the presets'. Then under search.gumbel_act=halving a fast ply plays
-  # the noise-free winner, the same move in every game at the same position (16 of 16 first moves from go9's empty
-  # board, docs/results/learning, section 75), since halving's Gumbel noise is its move's only sample. True: every
-  # search samples its move as Gumbel MuZero's do. Unmeasured in training (section 76).
+  # the noise-free winner, the same move in every game at the same position, since halving's Gumbel noise is its
+  # move's only sample: a trained go9 network's 64 games from the empty board shared one opening through every run
+  # of fast plies (docs/results/learning, section 76). True: every search samples its move as Gumbel MuZero's do.
+  # Unmeasured in training.
   fast_noise: bool = False
   # Whether a fast-search ply goes to replay. True: it trains the value only (its policy target is empty), with
   # train.q_ratio's q from its small search; this library's rule since playout caps came, and the cpu presets'.
