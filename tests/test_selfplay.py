@@ -211,12 +211,13 @@ def test_value_mse_is_the_root_values_error_against_each_movers_outcome(discount
   assert finished > 0
 
 
-def _capped_tictactoe(games: int):
-  """Tic-tac-toe with playout caps' two searches (8 simulations full, 2 fast), `games` games and a replay."""
+def _capped_tictactoe(games: int, search_config: SearchConfig = SearchConfig(num_simulations=8)):
+  """Tic-tac-toe with playout caps' two searches (`search_config` full, its 2-simulation twin fast), `games` games
+  and a replay."""
   env = make_env("tictactoe")
   net = make_network(NetworkConfig(blocks=1, channels=8, value_hidden=16), env.num_actions)
-  search = make_search(env, net, SearchConfig(num_simulations=8), "tictactoe")
-  fast = make_search(env, net, SearchConfig(num_simulations=2), "tictactoe")
+  search = make_search(env, net, search_config, "tictactoe")
+  fast = make_search(env, net, dataclasses.replace(search_config, num_simulations=2), "tictactoe")
   actors = selfplay.init_actors(env, jax.random.PRNGKey(0), jnp.arange(games, dtype=jnp.int32))
   variables = net.init(jax.random.PRNGKey(1), actors.env.observation)
   replay = replay_lib.init(games, 64, jax.ShapeDtypeStruct((3, 3, 2), bool), env.num_actions)
@@ -251,15 +252,8 @@ def test_under_halving_a_fast_ply_samples_its_move_only_with_fast_noise(fast_noi
   """Under search.gumbel_act=halving the Gumbel noise is the move's only sample: a fast search without noise (KataGo's
   cheap searches, the presets') plays the same move in every game at the same position; with selfplay.fast_noise
   the games part as Gumbel MuZero's do."""
-  env = make_env("tictactoe")
-  net = make_network(NetworkConfig(blocks=1, channels=8, value_hidden=16), env.num_actions)
   halving = SearchConfig(algorithm="gumbel", num_simulations=8, max_considered_actions=4, gumbel_act="halving")
-  search = make_search(env, net, halving, "tictactoe")
-  fast = make_search(env, net, dataclasses.replace(halving, num_simulations=2), "tictactoe")
-  games = 32
-  actors = selfplay.init_actors(env, jax.random.PRNGKey(0), jnp.arange(games, dtype=jnp.int32))
-  variables = net.init(jax.random.PRNGKey(1), actors.env.observation)
-  replay = replay_lib.init(games, 64, jax.ShapeDtypeStruct((3, 3, 2), bool), env.num_actions)
+  env, search, fast, actors, variables, replay = _capped_tictactoe(games=32, search_config=halving)
   config = SelfPlayConfig(chunk_plies=1, temperature_plies=30, full_search_fraction=0.25, fast_simulations=2,
                           fast_noise=fast_noise)
   after, _, _, move = jax.jit(lambda: selfplay.play_ply(env, search, config, variables, actors, replay,
