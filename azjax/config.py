@@ -192,12 +192,15 @@ class SearchConfig:
   # Below 0 the searcher avoids the draws its tree reaches, against a weaker opponent; the values the network
   # learns stay the games' outcomes. Measured in docs/results/learning, section 17.
   draw_value: float = 0.0
-  # Chess: a move into a position that occurred earlier in the game ends its branch as a draw inside the search
-  # (a twofold repetition), so a searcher that is ahead looks for progress instead of shuffling back into positions
-  # from which the opponent completes a threefold repetition its tree does not see coming. Lc0 marks repetitions
-  # in its tree as draws (v0.26.2, --two-fold-draws, on by default at play), and Stockfish's search scores a
-  # repetition a draw. False = the papers (only pgx's threefold ends a line); the games keep the real rule.
-  # Measured in docs/results/learning, section 37: fewer repetitions, no measurable gain against random.
+  # Chess: a move that repeats a position ends its branch as a draw inside the search (a twofold repetition)
+  # where the whole cycle lies inside the tree, 4 or more plies below the root, so a searcher that is ahead looks
+  # for progress instead of shuffling back into positions from which the opponent completes a threefold
+  # repetition its tree does not see coming. Lc0's rule (--two-fold-draws, on by default at play since v0.26.2;
+  # SearchWorker::GetRepetitions: depth >= 4 and depth >= the plies since the position's previous occurrence):
+  # a return to a position first seen before the root is only the game's second occurrence, and play goes on.
+  # False = the papers (only pgx's threefold ends a line); the games keep the real rule. Section 37 of
+  # docs/results/learning measured an earlier form that drew every return (fewer repetitions, no measurable
+  # gain against random); section 77 has the change.
   twofold_draw: bool = False
   # KataGo's score utility (Wu 2019, arXiv:1902.10565; search.py's SCORE_* constants cite the rest), Go with an
   # ownership head: each value in the search gains dynamic * f((s - c) / (0.75 sqrt A)) + static * f(s / (2 sqrt

@@ -190,6 +190,14 @@ def chess_repetitions(state: pgx.State) -> chex.Array:
   return (history == history[:, :1]).all(-1).sum(-1) - 1
 
 
+def chess_cycle(state: pgx.State) -> chex.Array:
+  """[B] int32 the plies since the current chess position last occurred (its repetition's cycle), or a number
+  above any game's length where it had not: pgx's hashes are a ply apart, newest first."""
+  history = state._x.hash_history  # noqa: SLF001
+  again = (history[:, 1:] == history[:, :1]).all(-1)
+  return jnp.where(again.any(-1), jnp.argmax(again, -1) + 1, history.shape[1]).astype(jnp.int32)
+
+
 # Fischer and Kannan (2007; chessprogramming.org, "Pawn Advantage, Win Percentage, and Elo"): over 405,460 computer
 # games, the side ahead by P pawns of material scored 1 / (1 + 10^(-P/4)) (selfplay.adjudicate_score="logistic").
 PAWNS_PER_DECADE = 4.0

@@ -99,6 +99,7 @@ class Node:
   moves_left: chex.Array | None = None  # [B] the head's plies left (0 at a game's end) with the utility, else None
   root_player: chex.Array | None = None  # [B] the player to move at the search's root, with a draw value, else None
   score_center: chex.Array | None = None  # [B] the score utility's centre (black's margin), with one, else None
+  root_ply: chex.Array | None = None  # [B] pgx's ply count at the search's root, with a two-fold draw, else None
 
 
 def tree_width(config: SearchConfig, game: str, num_actions: int) -> int:
@@ -426,7 +427,9 @@ def make_recurrent_fn(env: pgx.Env, evaluate: Evaluate, legal_moves: LegalMoves,
   With `moves_left`, each node keeps the evaluator's plies left (0 where the game ended). A `draw_value` d
   (search.draw_value) scores a drawn end d for the root's player and -d for the other, so the tree stays
   zero-sum; each node carries the root's player for it. With `twofold_draw` (search.twofold_draw, chess), a
-  move into a position the game already had ends its branch as a draw. A Go score `utility`
+  move into a position the game already had ends its branch as a draw where the whole cycle lies inside the tree
+  and at least 4 plies below the root, as Lc0 scores a two-fold (a position first seen before the root is the
+  game's second occurrence, and play goes on); each node carries the root's ply count for it. A Go score `utility`
   (`black_score_utility`) adds to the reward of a move that ends the game its utility of the final margin, and to
   a child's value its utility of the predicted one, each for the player it belongs to; each node carries the
   root's centre for it.
@@ -441,8 +444,9 @@ def make_recurrent_fn(env: pgx.Env, evaluate: Evaluate, legal_moves: LegalMoves,
     logits, value, extras = evaluate(variables, key, state)
     reward = state.rewards[jnp.arange(action.shape[0]), mover]
     done = state.terminated | state.truncated
-    if twofold_draw:  # a position seen before: a drawn end (pgx's reward is 0 while a game goes on)
-      done = done | (rules.chess_repetitions(state) >= 1)
+    if twofold_draw:  # Lc0's two-fold: a cycle inside the tree, 4+ plies deep (pgx's reward is 0 while it goes on)
+      depth = state._step_count - node.root_ply  # noqa: SLF001
+      done = done | ((depth >= 4) & (depth >= rules.chess_cycle(state)))
     if draw_value:  # a drawn end: no reward from pgx, the draw value for whoever moved into it
       reward = jnp.where(done & (reward == 0), jnp.where(mover == node.root_player, draw_value, -draw_value), reward)
     if utility is not None:
@@ -457,7 +461,7 @@ def make_recurrent_fn(env: pgx.Env, evaluate: Evaluate, legal_moves: LegalMoves,
       prior = gather(prior, actions)
     plies = jnp.where(done, 0.0, plies) if moves_left else None
     embedding = Node(state=lean(state), actions=actions, moves_left=plies, root_player=node.root_player,
-                     score_center=node.score_center)
+                     score_center=node.score_center, root_ply=node.root_ply)
     return mctx.RecurrentFnOutput(reward=reward, discount=jnp.where(done, 0.0, -discount), prior_logits=prior,
                                   value=jnp.where(done, 0.0, value)), embedding
 
@@ -521,7 +525,8 @@ def make_search_with(env: pgx.Env, evaluate: Evaluate, config: SearchConfig, leg
       actions = node_actions = children(legal, width)
       prior, valid = gather(prior, actions), gather(legal, actions)
     embedding = Node(state=lean(state), actions=node_actions, moves_left=plies if moves_left else None,
-                     root_player=state.current_player if config.draw_value else None, score_center=center)
+                     root_player=state.current_player if config.draw_value else None, score_center=center,
+                     root_ply=state._step_count if config.twofold_draw else None)  # noqa: SLF001
     if noise and fraction > 0:  # over the tree's children: in chess [K] draws in a 20th of the time of [A]
       prior = with_dirichlet_noise(noise_key, prior[0], valid[0], alpha, fraction)[None]
     root = mctx.RootFnOutput(prior_logits=prior, value=value, embedding=embedding)

@@ -572,29 +572,55 @@ def test_a_draw_value_below_the_positions_value_keeps_the_root_player_out_of_a_d
   np.testing.assert_allclose(q[draws[0]], draw_value, atol=1e-6)  # the draw's own value, the root player's
 
 
-@pytest.mark.parametrize("twofold_draw", [False, True])
-def test_twofold_draw_scores_a_return_to_an_earlier_position_as_a_draw(twofold_draw):
-  # After 1. Nf3 Nf6 2. Ng1 Ng8 3. Nf3, Black's Nf6 brings back the position after 1... Nf6, its second time: pgx
-  # plays on (a threefold ends a game), and so does the search by default. The evaluator values every position for the
-  # player to move at the root, Black, -0.4 (White +0.4), however deep the tree reads: each of Black's moves is worth
-  # -0.4 to Black, except that with search.twofold_draw Nf6 is a drawn end, 0, and Black's best.
+def _line_search(prefix, line, twofold_draw, simulations=32):
+  """The search of the chess position after `prefix` (UCI moves), its prior all but certain of `line`'s move at each
+  depth below the root and its values flat (-0.4 for the root's player): the tree's edge discounts along
+  `line`, 0 where a move ended its branch."""
   from azjax.engines.positions import ChessPosition
   position = ChessPosition()
-  for move in ("g1f3", "g8f6", "f3g1", "f6g8", "g1f3"):
+  for move in prefix:
     position.play(move)
-  back, other = position.action_of("g8f6"), position.action_of("e7e5")
-  black = position.state.current_player
-  flat = lambda variables, key, state: (jnp.zeros(state.legal_action_mask.shape),
-                                        jnp.where(state.current_player == black, -0.4, 0.4), Extras())
-  config = SearchConfig(algorithm="gumbel", num_simulations=64, max_considered_actions=64, twofold_draw=twofold_draw)
-  out = make_search_with(make_env("chess"), flat, config, lambda s: s.legal_action_mask, 64, "chess")(
-      None, jax.random.split(jax.random.PRNGKey(0), 1), jax.tree.map(lambda x: x[None], position.state), noise=False)
-  visits, q = (np.asarray(x)[0] for x in root_summary(out))
-  assert visits[back] >= 1 and visits[other] >= 1
-  np.testing.assert_allclose(q[back], 0.0 if twofold_draw else -0.4, atol=1e-6)
-  np.testing.assert_allclose(q[other], -0.4, atol=1e-6)
-  weights = np.asarray(out.weights[0])
-  assert (weights[back] == weights.max() > weights[other]) == twofold_draw  # the draw is Black's best
+  root, actions = position.state, []
+  for move in line:
+    actions.append(position.action_of(move))
+    position.play(move)
+  me, line_actions = root.current_player, jnp.asarray(actions + [0])
+
+  def flat(variables, key, state):  # the line's next move, by the plies below the root
+    depth = jnp.minimum(state._step_count - root._step_count, len(actions))
+    forced = jax.nn.one_hot(line_actions[depth], position.num_actions) * (depth < len(actions))[:, None]
+    return 20.0 * forced, jnp.where(state.current_player == me, -0.4, 0.4), Extras()
+
+  config = SearchConfig(algorithm="gumbel", num_simulations=simulations, max_considered_actions=1,
+                        compact_tree="off", twofold_draw=twofold_draw)
+  out = make_search_with(make_env("chess"), flat, config, lambda s: s.legal_action_mask, simulations, "chess")(
+      None, jax.random.split(jax.random.PRNGKey(0), 1), jax.tree.map(lambda x: x[None], root), noise=False)
+  index, discounts = (np.asarray(x)[0, 0] for x in (out.tree.children_index, out.tree.children_discounts))
+  node, along = 0, []
+  for action in actions:
+    along.append(float(discounts[node, action]))
+    node = int(index[node, action])
+    assert node >= 0, "the search did not follow the line"
+  return along
+
+
+@pytest.mark.parametrize("twofold_draw", [False, True])
+def test_twofold_draw_ends_a_branch_only_where_the_cycle_lies_in_the_tree_4_plies_deep_as_lc0(twofold_draw):
+  # Lc0 scores a repetition's second occurrence a draw inside its tree only where the cycle lies wholly inside it
+  # and 4 or more plies below the root (SearchWorker::GetRepetitions): a position first seen before the root is
+  # the game's second occurrence of it, and play goes on. pgx ends a game at the third (threefold).
+  moving, ended = -1.0, 0.0 if twofold_draw else -1.0
+  # From the start, 1. Nf3 Nf6 2. Ng1 Ng8 brings the initial position back 4 plies down: a cycle inside the tree.
+  assert _line_search([], ["g1f3", "g8f6", "f3g1", "f6g8"], twofold_draw) == [moving] * 3 + [ended]
+  # After 1. Nf3 Nf6 2. Ng1 Ng8 3. Nf3, Black's Nf6 repeats the position after 1... Nf6 one ply down: the cycle
+  # began before the root. So did the initial position's, back after 1. Nf3 Nc6 2. Ng1 Nb8, 3 plies down.
+  assert _line_search(["g1f3", "g8f6", "f3g1", "f6g8", "g1f3"], ["g8f6"], twofold_draw) == [moving]
+  assert _line_search(["g1f3"], ["b8c6", "f3g1", "c6b8"], twofold_draw) == [moving] * 3
+  # An 8-ply cycle (1. Nf3 Nf6 2. Nc3 Nc6 3. Ng1 Ng8 4. Nb1 Nb8) closed 4 plies down: deep enough, but it began
+  # before the root. From the start the same cycle closes 8 plies down, wholly inside the tree.
+  cycle = ["g1f3", "g8f6", "b1c3", "b8c6", "f3g1", "f6g8", "c3b1", "c6b8"]
+  assert _line_search(cycle[:4], cycle[4:], twofold_draw) == [moving] * 4
+  assert _line_search([], cycle, twofold_draw, simulations=48) == [moving] * 7 + [ended]
 
 
 def test_black_margin_is_the_sign_of_pgx_s_result_and_reads_a_lead_from_the_movers_view():
