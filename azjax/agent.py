@@ -112,9 +112,10 @@ def searcher(config: Config, num_simulations: int, env: pgx.Env | None = None):
   return _searcher_for(*_structure(config), num_simulations, env)
 
 
-def _moves(key, weights, temperature):
-  """One move per game from the search's move weights [B, A] (search.choose_move)."""
-  return jax.vmap(choose_move, in_axes=(0, 0, None))(jax.random.split(key, weights.shape[0]), weights, temperature)
+def _moves(key, out, temperature):
+  """One move per game from the search `out`'s move weights and greedy ranks [B, A] (search.choose_move)."""
+  keys = jax.random.split(key, out.move_weights.shape[0])
+  return jax.vmap(choose_move, in_axes=(0, 0, None, 0))(keys, out.move_weights, temperature, out.move_rank)
 
 
 @functools.cache
@@ -125,7 +126,7 @@ def _analyser_for(game: str, network_config, search_config, num_simulations: int
     search_key, move_key = jax.random.split(key)  # as the search policy splits it, so `move` is act's move
     out = run(variables, search_key, state)
     visits, q = root_summary(out)  # [B, A] whichever tree searched (compact trees index their children)
-    return {"move": _moves(move_key, out.move_weights, 0.0), "policy": out.weights, "value": out.value,
+    return {"move": _moves(move_key, out, 0.0), "policy": out.weights, "value": out.value,
             "visits": visits, "q": q}
 
   return analyse
@@ -141,7 +142,7 @@ def _search_policy_for(game: str, network_config, search_config, num_simulations
 
   def policy(variables, key, state):
     search_key, move_key = jax.random.split(key)
-    return _moves(move_key, run(variables, search_key, state).move_weights, 0.0 if greedy else 1.0)
+    return _moves(move_key, run(variables, search_key, state), 0.0 if greedy else 1.0)
 
   return policy
 

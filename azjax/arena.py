@@ -146,9 +146,9 @@ def mcts_policy(game: str, num_simulations: int) -> Policy:
 
   def policy(variables, key, states):
     games = states.current_player.shape[0]
-    weights = search(None, jax.random.split(key, games), states, noise=False).move_weights
+    out = search(None, jax.random.split(key, games), states, noise=False)
     move_keys = jax.random.split(jax.random.fold_in(key, 1), games)
-    return jax.vmap(choose_move, in_axes=(0, 0, None))(move_keys, weights, 0.0)
+    return jax.vmap(choose_move, in_axes=(0, 0, None, 0))(move_keys, out.move_weights, 0.0, out.move_rank)
 
   return policy
 

@@ -82,6 +82,9 @@ class SearchOutput:
   weights: chex.Array  # [B, A] visit distribution (PUCT) or improved policy (Gumbel): the policy target
   move_weights: chex.Array  # [B, A] what a move is drawn from: `weights` on the visited moves (search.play_unvisited),
   # or Gumbel MuZero's move alone (search.gumbel_act)
+  move_rank: chex.Array  # [B, A] the order a greedy player takes the moves in, highest first (`choose_move`; the
+  # engines go down it where a referee refuses a move): PUCT's most visited, ties broken by Q as Lc0's best move
+  # (`preferred_child`, `best_value`'s); Gumbel's `move_weights`; under halving its winner, then the improved policy
   value: chex.Array  # [B] root value after search, for the player to move (with a score utility, its utility)
   prior_value: chex.Array  # [B] the evaluator's value of the root before search
   best_value: chex.Array  # [B] the value of the root's preferred child (`preferred_child`), for the player to move
@@ -324,17 +327,20 @@ def for_colour(utility: chex.Array, colour: chex.Array) -> chex.Array:
   return jnp.where(colour == 0, utility, -utility)
 
 
-def choose_move(key: chex.PRNGKey, weights: chex.Array, temperature: chex.Array) -> chex.Array:
+def choose_move(key: chex.PRNGKey, weights: chex.Array, temperature: chex.Array,
+                rank: chex.Array | None = None) -> chex.Array:
   """_unbatched_: a move drawn in proportion to the search policy `weights` [A] raised to 1 / `temperature`,
-  or the greedy move (most visited; the improved policy's best under Gumbel) at temperature 0, a tie drawn at
-  random. The one move choice of self-play (by ply), agents and engines. (Under search.gumbel_act=halving the
-  weights are one move's: it is chosen at any temperature.)
+  or the greedy move at temperature 0: the highest of `rank` [A] (`SearchOutput.move_rank`: the most visited, ties
+  by Q, under PUCT; the improved policy's best under Gumbel), else of `weights`, a tie drawn at random. The one
+  move choice of self-play (by ply), agents and engines. (Under search.gumbel_act=halving the weights are one
+  move's: it is chosen at any temperature.)
 
   Ties are common under PUCT at few simulations (an unvisited child's Q of 0 spreads a losing side's visits
   thin), and an argmax took the lowest action id among them: Go's upper left, whatever the values."""
   t = jnp.asarray(temperature, jnp.float32)
   sampled = jax.random.categorical(key, jnp.log(weights) / jnp.maximum(t, 1e-6))
-  greedy = jax.random.categorical(jax.random.fold_in(key, 1), jnp.where(weights == weights.max(), 0.0, -jnp.inf))
+  rank = weights if rank is None else rank
+  greedy = jax.random.categorical(jax.random.fold_in(key, 1), jnp.where(rank == rank.max(), 0.0, -jnp.inf))
   return jnp.where(t > 0, sampled, greedy).astype(jnp.int32)
 
 
@@ -547,11 +553,15 @@ def make_search_with(env: pgx.Env, evaluate: Evaluate, config: SearchConfig, leg
     tie_break = summary.qvalues[0] if config.algorithm == "puct" else weights[0]
     best_value = summary.qvalues[0, preferred_child(summary.visit_counts[0], tie_break)]
     move_weights = weights if config.play_unvisited else jnp.where(summary.visit_counts > 0, weights, 0.0)
+    rank = move_weights
+    if config.algorithm == "puct":  # visits, then Q (sigmoid < 1: a tie-break under the integer visits); unvisited 0
+      rank = jnp.where(summary.visit_counts > 0, summary.visit_counts + jax.nn.sigmoid(summary.qvalues), 0.0)
     if config.gumbel_act == "halving":  # Sequential Halving's winner alone (mctx's action; a root child's index)
       move_weights = jax.nn.one_hot(out.action, weights.shape[-1], dtype=weights.dtype)
+      rank = 2.0 * move_weights + weights  # the winner's 2 tops any policy weight (at most 1)
     if width:
-      weights, move_weights = scatter(weights, actions, num_actions), scatter(move_weights, actions, num_actions)
-    return SearchOutput(weights=weights[0], move_weights=move_weights[0], value=summary.value[0],
+      weights, move_weights, rank = (scatter(x, actions, num_actions) for x in (weights, move_weights, rank))
+    return SearchOutput(weights=weights[0], move_weights=move_weights[0], move_rank=rank[0], value=summary.value[0],
                         prior_value=prior_value[0], best_value=best_value, prior_logits=logits[0], legal=legal[0],
                         tree=tree, actions=actions[0])
 

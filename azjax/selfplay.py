@@ -203,18 +203,19 @@ def resign_false_positives(calibration: chex.Array, threshold: chex.Array, axis_
 
 
 def select_action(key: chex.PRNGKey, weights: chex.Array, ply: chex.Array, temperature_plies: int,
-                  endgame_temperature: float = 0.0) -> chex.Array:
+                  endgame_temperature: float = 0.0, rank: chex.Array | None = None) -> chex.Array:
   """_unbatched_: samples from `weights` [A] before `temperature_plies`; from then on from weights^(1 / T) at
-  T = `endgame_temperature`, or the most visited move where T = 0."""
-  return choose_move(key, weights, jnp.where(ply < temperature_plies, 1.0, endgame_temperature))
+  T = `endgame_temperature`, or the greedy move where T = 0 (the highest `rank`, search.choose_move)."""
+  return choose_move(key, weights, jnp.where(ply < temperature_plies, 1.0, endgame_temperature), rank)
 
 
 def root_moves(keys: chex.Array, out, ply: chex.Array, config: SelfPlayConfig) -> chex.Array:
   """[B] each game's move from its search `out` (select_action by `ply`), drawn over the root's children and
   mapped to their moves: in a compact tree K draws, not A (chess: 218 of 4,672; the draw over A cost 3.8 ms of a
   64-game ply on the 2-core CPU). The same law; in a full tree (children: all A moves in order) the same draw."""
-  child = jax.vmap(select_action, in_axes=(0, 0, 0, None, None))(keys, gather(out.move_weights, out.actions), ply,
-                                                                 config.temperature_plies, config.endgame_temperature)
+  child = jax.vmap(select_action, in_axes=(0, 0, 0, None, None, 0))(
+      keys, gather(out.move_weights, out.actions), ply, config.temperature_plies, config.endgame_temperature,
+      gather(out.move_rank, out.actions))
   return gather(out.actions, child[:, None])[:, 0]
 
 

@@ -547,6 +547,35 @@ def test_the_greedy_move_draws_among_the_most_visited_at_random():
   assert (np.asarray(jax.vmap(choose_move, in_axes=(0, None, None))(keys, jnp.array([0.1, 0.5, 0.4]), 0.0)) == 1).all()
 
 
+def test_a_puct_search_plays_the_better_of_equally_visited_moves_as_lc0():
+  # PUCT, 2 simulations over tic-tac-toe's empty board: every child is worth less to the root's player than an
+  # unvisited one (Q 0), so the two simulations visit two children once each. Their Q differ (the position after
+  # a mark on square a is worth 0.2 + 0.05 a to the player to move then): the greedy move is the better of the
+  # two, as Lc0's best move and `best_value` take it, not a draw between the two (which played the worse half
+  # the time).
+  env = make_env("tictactoe")
+
+  def graded(variables, key, state):
+    marked = jnp.argmax(state._x.board != -1, axis=-1)
+    return jnp.zeros(state.legal_action_mask.shape), 0.2 + 0.05 * marked, Extras()
+
+  config = SearchConfig(algorithm="puct", num_simulations=2)
+  search = make_search_with(env, graded, config, lambda s: s.legal_action_mask, 2, "tictactoe")
+  root = batched_init(env)(jax.random.split(jax.random.PRNGKey(0), 1))
+  for seed in range(4):
+    out = search(None, jax.random.split(jax.random.PRNGKey(seed), 1), root, noise=False)
+    visits, q = (np.asarray(x)[0] for x in root_summary(out))
+    visited = np.flatnonzero(visits)
+    assert len(visited) == 2 and len(set(q[visited])) == 2
+    better = visited[np.argmax(q[visited])]
+    np.testing.assert_allclose(out.best_value[0], q[better], rtol=1e-6)
+    keys = jax.random.split(jax.random.PRNGKey(seed), 200)
+    moves = np.asarray(jax.vmap(choose_move, in_axes=(0, None, None, None))(keys, out.move_weights[0], 0.0,
+                                                                             out.move_rank[0]))
+    assert (moves == better).all(), (visited, q[visited], np.bincount(moves))
+    assert np.argsort(-np.asarray(out.move_rank[0]))[:2].tolist() == [better, *set(visited) - {better}]
+
+
 @pytest.mark.parametrize("fen", ["6k1/8/3p4/8/4N3/8/8/6K1 w - - 0 1", "6k1/8/8/4n3/8/3P4/8/6K1 b - - 0 1"])
 @pytest.mark.parametrize("draw_value, takes", [(0.0, True), (-0.5, False)])
 def test_a_draw_value_below_the_positions_value_keeps_the_root_player_out_of_a_draw(fen, draw_value, takes):

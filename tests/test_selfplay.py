@@ -39,7 +39,8 @@ def test_root_moves_draw_over_the_children_with_the_searchs_law():
   games, actions = 3000, 4672
   weights = jnp.zeros(actions).at[jnp.array([10, 500, 4000])].set(jnp.array([0.2, 0.3, 0.5]))
   legal = jnp.zeros(actions, bool).at[jnp.array([3, 10, 500, 4000])].set(True)  # a legal move with no visits
-  out = lambda acts: SearchOutput(weights=None, move_weights=jnp.broadcast_to(weights, (games, actions)), value=None,
+  out = lambda acts: SearchOutput(weights=None, move_weights=jnp.broadcast_to(weights, (games, actions)),
+                                  move_rank=jnp.broadcast_to(weights, (games, actions)), value=None,
                                   prior_value=None, best_value=None, prior_logits=None, legal=None, tree=None,
                                   actions=acts)
   compact = out(jnp.broadcast_to(children(legal[None], 218), (games, 218)))

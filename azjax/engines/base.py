@@ -53,11 +53,11 @@ class Thinker:
     return sorted({max(1, s // 16), max(1, s // 4), s})
 
   def think(self, state, simulations: int, env: pgx.Env | None = None) -> tuple[np.ndarray, float, float]:
-    """(move weights [A], root value for the mover, seconds) of one search of `simulations`. The engines play the
-    move of highest weight (`SearchOutput.move_weights`: the search policy, on the moves the search visited unless
-    search.play_unvisited). Under search.gumbel_act=halving those are one move's, Sequential Halving's winner; the
-    improved policy is added, below it, so that a winner a referee refuses (Go's superko) gives way to the next
-    best move, not to pass.
+    """(move ranks [A], root value for the mover, seconds) of one search of `simulations`. The engines play the
+    move of highest rank (`SearchOutput.move_rank`: PUCT's most visited, ties by Q; Gumbel's search policy on the
+    moves the search visited unless search.play_unvisited; under search.gumbel_act=halving Sequential Halving's
+    winner, then the improved policy, so that a winner a referee refuses (Go's superko) gives way to the next
+    best move, not to pass).
 
     `env` is the one the state was made in, when not the agent's own (a Position's `env`)."""
     self.searches += 1
@@ -68,9 +68,7 @@ class Thinker:
     started = time.perf_counter()
     env = None if env is self.agent.env else env
     out = jitted(searcher(self.agent.config, simulations, env))((self.agent.params, self.agent.bn_state), key, batch)
-    weights, policy, value = jax.device_get((out.move_weights[0], out.weights[0], out.value[0]))
-    if self.agent.config.search.gumbel_act == "halving":  # the winner's 2 tops any policy weight (at most 1)
-      weights = 2 * weights + policy
+    weights, value = jax.device_get((out.move_rank[0], out.value[0]))
     seconds = time.perf_counter() - started
     self.seconds_per_sim[simulations] = seconds / simulations
     return np.asarray(weights), float(value), seconds

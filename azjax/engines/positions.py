@@ -125,7 +125,8 @@ class Position:
   always_legal: int | None = None  # a move no referee refuses where pgx calls it legal (Go's pass), or None
 
   def push_best(self, weights: np.ndarray) -> int:
-    """Plays the legal move of highest `weights` (a search policy [A]) that the referee accepts; returns it.
+    """Plays the legal move of highest `weights` (a search's move ranks [A], SearchOutput.move_rank) that the
+    referee accepts; returns it.
     The search sees pgx's legal moves, where a Go move that repeats an earlier board (superko) is legal and
     loses; a referee refuses it, and the next best move plays instead (pass, in Go, always can)."""
     legal = self.legal_actions()

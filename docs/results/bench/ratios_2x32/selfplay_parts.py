@@ -15,7 +15,8 @@ program = T.build(c); mesh = T.make_mesh(); A = program.num_actions
 def stub_search(variables, keys, states, noise=True):
   legal = states.legal_action_mask; B = legal.shape[0]
   uniform = legal / legal.sum(-1, keepdims=True)
-  return S.SearchOutput(weights=uniform, move_weights=uniform, value=jnp.zeros(B), prior_value=jnp.zeros(B),
+  return S.SearchOutput(weights=uniform, move_weights=uniform, move_rank=uniform, value=jnp.zeros(B),
+      prior_value=jnp.zeros(B),
       best_value=jnp.zeros(B), prior_logits=jnp.zeros((B, A)), legal=legal, tree=None, actions=S.children(legal, 218))
 stepper = T.make_train_step(program, mesh, phase="selfplay")
 stubbed = T.make_train_step(dataclasses.replace(program, search=stub_search), mesh, phase="selfplay")
