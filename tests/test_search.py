@@ -396,8 +396,11 @@ def test_analyse_reports_the_move_act_plays_which_need_not_be_the_policys_argmax
       visited_best = np.where(out["visits"] > 0, out["policy"], -1).max(-1)
       np.testing.assert_array_equal(out["policy"][games, out["move"]], visited_best)
     assert not best.all()  # the policy's argmax is another move in some positions
-  # PUCT at 4 simulations ties visit counts, and the key breaks the ties: analyse must split it as act does.
-  puct, moves = base.with_search(["search.algorithm=puct"]), []
+  # PUCT at 4 simulations with one value for every position (the value head's hidden layer zeroed) ties the
+  # visited moves in visits and Q, and the key breaks those ties: analyse must split it as act does.
+  flat = dataclasses.replace(untrained, params=dict(
+      untrained.params, linear_1=jax.tree.map(jnp.zeros_like, untrained.params["linear_1"])))
+  puct, moves = flat.with_search(["search.algorithm=puct"]), []
   for seed in range(3):
     key = jax.random.PRNGKey(seed)
     out = puct.analyse(state, key, num_simulations=4)
