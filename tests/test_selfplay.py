@@ -34,13 +34,15 @@ def test_temperature_schedule():
 
 def test_root_moves_draw_over_the_children_with_the_searchs_law():
   """A compact tree's move is drawn over its K children and mapped to its move: the law of the draw over all A
-  (weights, temperature 0's most visited move); a full tree's children are all A moves, drawn as before."""
+  (weights; at temperature 0 the greedy move, the highest of the rank, which under PUCT breaks equal visits by Q
+  and need not be the highest weight); a full tree's children are all A moves, drawn as before."""
   from azjax.search import SearchOutput, children
   games, actions = 3000, 4672
   weights = jnp.zeros(actions).at[jnp.array([10, 500, 4000])].set(jnp.array([0.2, 0.3, 0.5]))
   legal = jnp.zeros(actions, bool).at[jnp.array([3, 10, 500, 4000])].set(True)  # a legal move with no visits
+  rank = jnp.zeros(actions).at[jnp.array([10, 500, 4000])].set(jnp.array([1.0, 2.5, 2.0]))
   out = lambda acts: SearchOutput(weights=None, move_weights=jnp.broadcast_to(weights, (games, actions)),
-                                  move_rank=jnp.broadcast_to(weights, (games, actions)), value=None,
+                                  move_rank=jnp.broadcast_to(rank, (games, actions)), value=None,
                                   prior_value=None, best_value=None, prior_logits=None, legal=None, tree=None,
                                   actions=acts)
   compact = out(jnp.broadcast_to(children(legal[None], 218), (games, 218)))
@@ -49,8 +51,9 @@ def test_root_moves_draw_over_the_children_with_the_searchs_law():
   early = np.asarray(selfplay.root_moves(keys, compact, jnp.full(games, 29), config))
   np.testing.assert_allclose(np.bincount(early, minlength=actions)[[10, 500, 4000]] / games, [0.2, 0.3, 0.5], atol=0.03)
   assert np.isin(early, [10, 500, 4000]).all()
-  assert (np.asarray(selfplay.root_moves(keys, compact, jnp.full(games, 30), config)) == 4000).all()
+  assert (np.asarray(selfplay.root_moves(keys, compact, jnp.full(games, 30), config)) == 500).all()  # the rank's
   full = out(jnp.broadcast_to(jnp.arange(actions), (games, actions)))
+  assert (np.asarray(selfplay.root_moves(keys, full, jnp.full(games, 30), config)) == 500).all()
   np.testing.assert_array_equal(np.asarray(selfplay.root_moves(keys, full, jnp.full(games, 29), config)),
                                 np.asarray(jax.vmap(selfplay.select_action, in_axes=(0, None, None, None))(
                                     keys, weights, 29, 30)))
