@@ -183,19 +183,24 @@ def chess_material_lead(state: pgx.State) -> chex.Array:
   return (jnp.sign(board) * jnp.asarray(CHESS_PIECE_VALUES)[jnp.abs(board)]).sum(-1)
 
 
-def chess_repetitions(state: pgx.State) -> chex.Array:
-  """[B] how often the current chess position occurred earlier in the game: pgx keeps the position hashes newest
-  first, the current one at 0, and ends the game at two earlier ones (threefold repetition)."""
+def _chess_earlier_occurrences(state: pgx.State) -> chex.Array:
+  """[B, H-1] bool: whether the position 1, 2, ... plies back was the current chess position (pgx keeps the
+  position hashes a ply apart, newest first, the current one at 0)."""
   history = state._x.hash_history  # noqa: SLF001
-  return (history == history[:, :1]).all(-1).sum(-1) - 1
+  return (history[:, 1:] == history[:, :1]).all(-1)
+
+
+def chess_repetitions(state: pgx.State) -> chex.Array:
+  """[B] how often the current chess position occurred earlier in the game (pgx ends the game at two: threefold
+  repetition)."""
+  return _chess_earlier_occurrences(state).sum(-1)
 
 
 def chess_cycle(state: pgx.State) -> chex.Array:
   """[B] int32 the plies since the current chess position last occurred (its repetition's cycle), or a number
-  above any game's length where it had not: pgx's hashes are a ply apart, newest first."""
-  history = state._x.hash_history  # noqa: SLF001
-  again = (history[:, 1:] == history[:, :1]).all(-1)
-  return jnp.where(again.any(-1), jnp.argmax(again, -1) + 1, history.shape[1]).astype(jnp.int32)
+  above any game's length where it had not."""
+  again = _chess_earlier_occurrences(state)
+  return jnp.where(again.any(-1), jnp.argmax(again, -1) + 1, again.shape[1] + 1).astype(jnp.int32)
 
 
 # Fischer and Kannan (2007; chessprogramming.org, "Pawn Advantage, Win Percentage, and Elo"): over 405,460 computer

@@ -34,7 +34,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))  # for minimax.py and crashes.py
 
 from azjax.games import batched_init, batched_step  # noqa: E402,F401  (jit(vmap(env.init / env.step)), the library's, one per env)
-from crashes import pytest_handlecrashitem  # noqa: E402,F401  (a hook: a worker lost to a native crash)
+from crashes import pytest_handlecrashitem, pytest_report_teststatus  # noqa: E402,F401  (hooks: a worker lost to a native crash)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

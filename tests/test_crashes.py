@@ -1,4 +1,5 @@
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -29,3 +30,6 @@ def test_a_test_that_kills_its_worker_runs_again_once_and_a_second_kill_fails_it
   assert "PASSED test_abort.py::test_aborts_once" in text, text
   assert "FAILED test_abort.py::test_aborts_always" in text, text
   assert "1 failed, 1 passed" in text and "2 rerun" in text, text
+  # The progress line marks each rerun "R", where pytest prints "F" for an outcome it does not know.
+  letters = "".join(re.findall(r"(?m)^([RF.]+)(?=\[gw|\s+\[100%\]|$)", out.stdout))
+  assert sorted(letters) == sorted("RR.F"), out.stdout
