@@ -17,7 +17,9 @@ Four planes, in the observation's frame (pgx: the mover's pieces in planes 0-5, 
   2  the mover's pieces en prise         3  the opponent's pieces en prise
 A piece is en prise when the other side attacks it and either its own side does not defend it or a cheaper
 piece attacks it (pawn 1, knight and bishop 3, rook 5, queen 9; a king en prise is a king in check). Attacks are
-pseudo-legal, as python-chess's `attackers`: a pinned piece still attacks, and sliders stop at the first piece.
+pseudo-legal, as python-chess's `attackers`: a pinned piece still attacks, sliders stop at the first piece, and
+an en passant capture is no attack (the pawn that may be taken so is not marked). Checked against python-chess on
+412 positions of both colours, square by square (section 78 of docs/results/learning/README.md).
 
 Policy planes: AlphaZero represents a chess move by the square its piece is picked up from and one of 73
 planes (56 queen moves, 8 knight moves, 9 underpromotions; arXiv:1712.01815, Methods and Table S2). pgx's
