@@ -18,11 +18,13 @@ def test_a_test_that_kills_its_worker_runs_again_once_and_a_second_kill_fails_it
         if not mark.exists():
           mark.touch()
           os.abort()
+        assert os.environ.get("JAX_ENABLE_COMPILATION_CACHE") == "false"  # the rerun's worker: no cache
 
       def test_aborts_always():
         os.abort()
       """))
   env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "tests"))
+  env.pop("JAX_ENABLE_COMPILATION_CACHE", None)  # set in this process too if one of the suite's workers crashed
   out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "1", "-p", "crashes", "-p", "no:cacheprovider",
                         "-rA", "test_abort.py"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
   text = out.stdout + out.stderr
