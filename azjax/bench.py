@@ -27,7 +27,7 @@ import jax.numpy as jnp
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 from azjax import arena, learner, selfplay, train_step as train_lib
-from azjax.config import Config, validate
+from azjax.config import FUTURE_PLIES, Config, validate
 from azjax.games import batched_init, batched_step
 from azjax.network import make_network
 from azjax.replay import Batch
@@ -205,12 +205,15 @@ def training_floor(program, mesh: Mesh) -> tuple[object, float]:
   # The auxiliary heads' targets where the config trains them, so that their losses stay in the program.
   aux = dict(**({"ownership": jnp.zeros((n, program.num_actions - 1)), "owned": ones} if c.network.ownership else {}),
              **({"plies_left": ones} if c.network.moves_left else {}),
-             **({"reply_policy": uniform, "reply_legal": legal, "replied": ones} if c.network.opponent_policy else {}))
+             **({"reply_policy": uniform, "reply_legal": legal, "replied": ones} if c.network.opponent_policy else {}),
+             **({"future": jnp.zeros((n, obs.shape[1] * obs.shape[2], len(FUTURE_PLIES)))}
+                if c.network.future_position else {}))
   batch = Batch(obs=obs, policy=uniform, legal=legal, value=jnp.zeros(n), weight=ones, **aux)
   network = make_network(c.network, program.num_actions)  # the training network (float32), without collectives
   params, bn_state = network.init(jax.random.PRNGKey(1), obs[:1])
   update = learner.make_update(network, program.optimizer, c.train, ownership_weight=c.network.ownership,
-                               moves_left_weight=c.network.moves_left, opponent_weight=c.network.opponent_policy)
+                               moves_left_weight=c.network.moves_left, opponent_weight=c.network.opponent_policy,
+                               future_weight=c.network.future_position)
 
   # The minibatch is an argument, not a constant: XLA would otherwise fold what the network computes from it
   # (chess's attack planes) into the program, at compile time, and leave it out of the time.

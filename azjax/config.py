@@ -45,6 +45,13 @@ def _section(cls):
 # ([AZ] Methods "Representation", [AGZ] Methods "Neural network architecture"; pgx's observations hold as many).
 PAPER_HISTORY = 8
 
+# KataGo's future-position target (network.future_position): the boards 8 and 32 plies later, their squared
+# errors weighed 1 and 0.25 ("the further out targets should be weighted a little less due to them being higher
+# entropy"), summed over the points and divided by the square root of their count (KataGo's
+# cpp/dataio/trainingwrite.cpp, "Future position"; python/katago/train/metrics_pytorch.py, loss_futurepos_samplewise).
+FUTURE_PLIES = (8, 32)
+FUTURE_WEIGHTS = (1.0, 0.25)
+
 
 @_section
 class NetworkConfig:
@@ -70,6 +77,13 @@ class NetworkConfig:
   # reads only the policy's half. Where the reply has no policy target (the game's last move, a fast search) the
   # term leaves the position out. 0 = the papers' policy head.
   opponent_policy: float = 0.0
+  # Chess and Go: KataGo's future-position target (its training data's "futurepos", cpp/dataio/trainingwrite.cpp;
+  # the loss `loss_futurepos_samplewise` in python/katago/train/metrics_pytorch.py): a 1x1 head predicts, for each
+  # point, who will hold it FUTURE_PLIES[0] and [1] plies later (+1 the mover, -1 the opponent, 0 empty; in chess
+  # any piece), a tanh each, trained by squared error weighed FUTURE_WEIGHTS over the points' count's square
+  # root, times this weight (KataGo's: 0.25). A square whose piece is taken, moved or kept is what the board
+  # later shows; the search never reads the head. 0 = no head (the papers).
+  future_position: float = 0.0
   # KataGo's global pooling (Wu 2019, arXiv:1902.10565, section 4.2 and appendix A; 1.6x less compute to the
   # same strength): each residual block adds to its first convolution's output a bias computed from that
   # output's per-channel mean and max over the board, and the value head (and the moves-left head) reads
@@ -266,7 +280,7 @@ class SelfPlayConfig:
   # and age. On chess's cpu preset so scaled (docs/results/learning, section 71): twice the steps an hour, far
   # behind at equal steps (0.176, 0.141) and level at equal time on two seeds (0.605, 0.395; at the end 0.492,
   # 0.453), so the presets keep True. (Not with the targets that count plies between recorded positions:
-  # search.discount < 1, network.moves_left, train.q_lambda, network.opponent_policy.)
+  # search.discount < 1, network.moves_left, train.q_lambda, network.opponent_policy, network.future_position.)
   record_fast: bool = True
   # Resignation (AlphaGo Zero, Methods "Self-play"): a player resigns when its root value and its best child's
   # value are below v_resign, chosen automatically from the check games, where resignation is off, so that
@@ -528,6 +542,8 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
   game_only = (("search.random_symmetry", c.search.random_symmetry, c.search.random_symmetry, go),  # (field, value,
                ("train.augment", c.train.augment, c.train.augment, go),                              # set, games)
                ("network.ownership", c.network.ownership, c.network.ownership != 0, go),
+               ("network.future_position", c.network.future_position, c.network.future_position != 0,
+                ("chess, Go (go9, go)", ("chess", "go9", "go"))),
                ("search.go_pass", c.search.go_pass, c.search.go_pass != "pgx", go),
                ("search.go_fill_eyes", c.search.go_fill_eyes, not c.search.go_fill_eyes, go),
                ("search.go_eyes", c.search.go_eyes, c.search.go_eyes != "simple", go),
@@ -605,7 +621,8 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
   if not c.selfplay.record_fast:  # the replay counts recorded positions, not plies
     for name, on in (("search.discount", c.search.discount < 1.0), ("network.moves_left", c.network.moves_left > 0),
                      ("train.q_lambda", c.train.q_lambda > 0),
-                     ("network.opponent_policy", c.network.opponent_policy > 0)):
+                     ("network.opponent_policy", c.network.opponent_policy > 0),
+                     ("network.future_position", c.network.future_position > 0)):
       _check(not on, "selfplay.record_fast", False, f"must be true with {name} (its target counts the plies between "
              "positions, and unrecorded fast plies leave gaps)")
   boundaries = list(c.train.lr_boundaries)

@@ -9,7 +9,8 @@ Methods: "Illegal moves are masked out by setting their probabilities to zero,
 and re-normalising"). With `network.ownership` (Go), the ownership head's loss,
 weighted, joins the sum (KataGo's auxiliary target; `ownership_loss_sum`), and with `network.moves_left`
 the moves-left head's (Lc0; `moves_left_loss_sum`), and with `network.opponent_policy` the opponent-reply
-head's (KataGo; `opponent_loss_sum`). Gradients are averaged over every position of the global
+head's (KataGo; `opponent_loss_sum`), and with `network.future_position` the future-position head's (KataGo;
+`future_loss_sum`). Gradients are averaged over every position of the global
 minibatch: each device sums its share, and the sums meet in one `psum`.
 """
 
@@ -22,7 +23,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from azjax.config import TrainConfig
+from azjax.config import FUTURE_WEIGHTS, TrainConfig
 from azjax.network import MOVES_LEFT_UNIT, Network
 from azjax.replay import Batch
 
@@ -35,6 +36,7 @@ class Losses(NamedTuple):
   ownership: chex.Array  # the ownership head's unweighted loss; 0 without one
   moves_left: chex.Array  # the moves-left head's unweighted loss; 0 without one
   opponent: chex.Array  # the opponent-reply head's unweighted loss; 0 without one
+  future: chex.Array  # the future-position head's unweighted loss; 0 without one
 
 
 def learning_rate_schedule(config: TrainConfig) -> optax.Schedule:
@@ -110,6 +112,14 @@ def ownership_loss_sum(ownership_logits, batch: Batch):
   return jnp.sum(batch.weight * batch.owned * cross_entropy)
 
 
+def future_loss_sum(future, batch: Batch):
+  """Weighted sum over the batch of KataGo's future-position loss: per horizon, the squared error of the head's
+  tanh against who holds each point then, summed over the points, over the square root of their count (KataGo:
+  "let's compromise and scale by sqrt(boardarea)"), weighed FUTURE_WEIGHTS."""
+  error = jnp.square(jnp.tanh(future) - batch.future).sum(1) / jnp.sqrt(future.shape[1])  # [N, horizons]
+  return jnp.sum(batch.weight * (error * jnp.asarray(FUTURE_WEIGHTS)).sum(-1))
+
+
 # The moves-left loss's Huber threshold, in the head's unit (network.MOVES_LEFT_UNIT plies): 10 plies. Squared
 # error inside it, absolute outside, so a game cut short by a blunder moves the head no more than any other.
 MOVES_LEFT_HUBER_DELTA = 0.1
@@ -151,21 +161,22 @@ def scan_updates(body, carry, xs, form: str = "auto"):
 
 def make_update(network: Network, optimizer: optax.GradientTransformation, config: TrainConfig,
                 axis_name: str | None = None, ownership_weight: float = 0.0, moves_left_weight: float = 0.0,
-                opponent_weight: float = 0.0):
+                opponent_weight: float = 0.0, future_weight: float = 0.0):
   """Returns `update(params, bn_state, opt_state, batch) -> (params, bn_state, opt_state, Losses)`.
 
   With `axis_name`, `batch` is this device's share and the result is the same on every device.
-  `ownership_weight` (`network.ownership`), `moves_left_weight` (`network.moves_left`) and `opponent_weight`
-  (`network.opponent_policy`) weigh those heads' losses; the batch then carries their targets.
+  `ownership_weight` (`network.ownership`), `moves_left_weight` (`network.moves_left`), `opponent_weight`
+  (`network.opponent_policy`) and `future_weight` (`network.future_position`) weigh those heads' losses; the batch
+  then carries their targets.
   """
 
   def psum(x):
     return jax.lax.psum(x, axis_name) if axis_name else x
 
-  def weighted(value, policy, ownership, moves_left, opponent):
+  def weighted(value, policy, ownership, moves_left, opponent, future):
     """Eq. 1's data terms (and the auxiliary heads'), each mean loss times its weight."""
     return (config.value_weight * value + policy + ownership_weight * ownership + moves_left_weight * moves_left
-            + opponent_weight * opponent)
+            + opponent_weight * opponent + future_weight * future)
 
   def update(params, bn_state, opt_state, batch: Batch):
     count = jnp.maximum(psum(batch.weight.sum()), 1.0)
@@ -182,11 +193,12 @@ def make_update(network: Network, optimizer: optax.GradientTransformation, confi
       ownership_sum = ownership_loss_sum(heads.ownership, batch) if ownership_weight else jnp.zeros(())
       moves_left_sum = moves_left_loss_sum(heads.moves_left, batch) if moves_left_weight else jnp.zeros(())
       opponent_sum = opponent_loss_sum(heads.opponent_logits, batch) if opponent_weight else jnp.zeros(())
+      future_sum = future_loss_sum(heads.future, batch) if future_weight else jnp.zeros(())
       loss = weighted(value_sum / count, policy_sum / policy_count, ownership_sum / owned_count,
-                      moves_left_sum / count, opponent_sum / reply_count)
-      return loss, (value_sum, policy_sum, ownership_sum, moves_left_sum, opponent_sum, new_bn_state)
+                      moves_left_sum / count, opponent_sum / reply_count, future_sum / count)
+      return loss, (value_sum, policy_sum, ownership_sum, moves_left_sum, opponent_sum, future_sum, new_bn_state)
 
-    grads, (value_sum, policy_sum, ownership_sum, moves_left_sum, opponent_sum, new_bn_state) = jax.grad(
+    grads, (value_sum, policy_sum, ownership_sum, moves_left_sum, opponent_sum, future_sum, new_bn_state) = jax.grad(
         data_loss, has_aux=True)(params)
     l2, l2_grads = jax.value_and_grad(l2_penalty)(params, config.l2)
     grads = jax.tree.map(lambda g, r: psum(g) + r, grads, l2_grads)
@@ -194,9 +206,9 @@ def make_update(network: Network, optimizer: optax.GradientTransformation, confi
     params = optax.apply_updates(params, updates)
     value_loss, policy_loss = psum(value_sum) / count, psum(policy_sum) / policy_count
     ownership_loss, moves_left_loss = psum(ownership_sum) / owned_count, psum(moves_left_sum) / count
-    opponent_loss = psum(opponent_sum) / reply_count
-    total = weighted(value_loss, policy_loss, ownership_loss, moves_left_loss, opponent_loss) + l2
+    opponent_loss, future_loss = psum(opponent_sum) / reply_count, psum(future_sum) / count
+    total = weighted(value_loss, policy_loss, ownership_loss, moves_left_loss, opponent_loss, future_loss) + l2
     return params, new_bn_state, opt_state, Losses(total, value_loss, policy_loss, l2, ownership_loss,
-                                                   moves_left_loss, opponent_loss)
+                                                   moves_left_loss, opponent_loss, future_loss)
 
   return update

@@ -23,7 +23,7 @@ import jax
 import jax.numpy as jnp
 
 from azjax import chess_features, rules
-from azjax.config import PAPER_HISTORY, NetworkConfig
+from azjax.config import FUTURE_PLIES, PAPER_HISTORY, NetworkConfig
 
 
 # The moves-left head's unit: it predicts plies / MOVES_LEFT_UNIT (softplus: >= 0), so its output and
@@ -35,12 +35,14 @@ class Heads(NamedTuple):
   """Every output of the network. obs [B, H, W, C] gives logits [B, A]; value [B] in [-1, 1]; ownership [B, H * W],
   the logit that the mover owns each point at the end (None without `config.ownership`); moves_left [B] >= 0,
   the plies left to the game's end (None without `config.moves_left`); opponent_logits [B, A], the opponent's reply
-  on the next turn (None without `config.opponent_policy`)."""
+  on the next turn (None without `config.opponent_policy`); future [B, H * W, 2], before its tanh, who holds each
+  point config.FUTURE_PLIES later (None without `config.future_position`)."""
   logits: object
   value: object
   ownership: object = None
   moves_left: object = None
   opponent_logits: object = None
+  future: object = None
 
 
 class Network(NamedTuple):
@@ -129,7 +131,10 @@ def make_network(config: NetworkConfig, num_actions: int, axis_name: str | None 
     value = jnp.tanh(scalar_head(x))
     ownership = hk.Conv2D(1, 1)(x).reshape(x.shape[0], -1) if config.ownership else None
     moves_left = MOVES_LEFT_UNIT * jax.nn.softplus(scalar_head(x)) if config.moves_left else None
-    return Heads(policies[0], value, ownership, moves_left, policies[1] if config.opponent_policy else None)
+    future = None
+    if config.future_position:  # KataGo's conv_futurepos: a 1x1 convolution of the trunk, one plane a horizon
+      future = hk.Conv2D(len(FUTURE_PLIES), 1, with_bias=False)(x).reshape(x.shape[0], -1, len(FUTURE_PLIES))
+    return Heads(policies[0], value, ownership, moves_left, policies[1] if config.opponent_policy else None, future)
 
   transformed = hk.without_apply_rng(hk.transform_with_state(forward))
 

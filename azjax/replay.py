@@ -23,6 +23,10 @@ with `q_lambda` (`train.q_lambda`) the mixed-in value is the exponential average
 later search values (KataGo's short-term value target). With `replies` (`network.opponent_policy`), each
 position marks whether it was its game's last, and a sampled position comes with the next position's policy
 and legal moves: the opponent's reply (KataGo's auxiliary policy target), or none after a game's last move.
+With `boards` (`network.future_position`), each position keeps its board as its mover sees it (who holds each
+point), and a sampled position comes with the boards config.FUTURE_PLIES later in its game (KataGo's future-
+position target); past the game's end, its last position with the same player to move, so the frame and the
+sides are the sampled position's own.
 All functions here are _unbatched_
 (one lane) and vmapped over lanes by the callers via `add`, `finish`, `sample`.
 """
@@ -36,6 +40,8 @@ import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+from azjax.config import FUTURE_PLIES
 
 
 @dataclasses.dataclass(frozen=True)
@@ -121,7 +127,7 @@ def make_codec(compact: bool, obs: jax.ShapeDtypeStruct, num_actions: int, scala
 
 @functools.partial(jax.tree_util.register_dataclass,
                    data_fields=["obs", "policy", "policy_index", "legal", "mover", "value", "ownership", "owned",
-                                "plies_left", "q", "last", "written", "labelled"],
+                                "plies_left", "q", "last", "board", "written", "labelled"],
                    meta_fields=["codec"])
 @dataclasses.dataclass(frozen=True)
 class Replay:
@@ -137,6 +143,7 @@ class Replay:
   plies_left: chex.Array | None  # [lanes, L] int32 plies of its game from the position to the end (1: it made the last)
   q: chex.Array | None  # [lanes, L] float32 the search's value of its best move, for the mover (train.q_ratio), or None
   last: chex.Array | None  # [lanes, L] bool: the position made its game's last move (network.opponent_policy), or None
+  board: chex.Array | None  # [lanes, L, points] int8 who holds each point, for the mover (+1; future_position) or None
   written: chex.Array  # [lanes] int32 positions ever written to the lane
   labelled: chex.Array  # [lanes] int32 positions ever labelled (= first position of the game in play)
   codec: Codec = Codec()
@@ -158,13 +165,16 @@ class Batch:
   reply_policy: chex.Array | None = None  # [N, A] the next position's policy (the opponent's reply), with replies
   reply_legal: chex.Array | None = None  # [N, A] its legal moves
   replied: chex.Array | None = None  # [N] float32 1.0 where the next position is of the same game
+  future: chex.Array | None = None  # [N, points, len(FUTURE_PLIES)] float32 in {-1, 0, 1}, with boards
 
 
 def init(lanes: int, lane_size: int, obs: jax.ShapeDtypeStruct, num_actions: int, codec: Codec = Codec(),
-         ownership_points: int = 0, moves_left: bool = False, q: bool = False, replies: bool = False) -> Replay:
+         ownership_points: int = 0, moves_left: bool = False, q: bool = False, replies: bool = False,
+         board_points: int = 0) -> Replay:
   """An empty window of `lanes` lanes of `lane_size` positions, stored by `codec` from now on; with
   `ownership_points`, each position also keeps an ownership target of that many points, with `moves_left`
-  its plies left, with `q` its search's best value, with `replies` whether it was its game's last."""
+  its plies left, with `q` its search's best value, with `replies` whether it was its game's last, with
+  `board_points` its board of that many points (and its plies left, which find its game's end)."""
   stored = jax.eval_shape(codec.encode, obs, jax.ShapeDtypeStruct((num_actions,), jnp.float32),
                           jax.ShapeDtypeStruct((num_actions,), bool))
   obs, policy, index, legal = (None if x is None else jnp.zeros((lanes, lane_size, *x.shape), x.dtype) for x in stored)
@@ -174,16 +184,17 @@ def init(lanes: int, lane_size: int, obs: jax.ShapeDtypeStruct, num_actions: int
       value=jnp.zeros((lanes, lane_size), jnp.float32),
       ownership=jnp.zeros((lanes, lane_size, ownership_points), jnp.int8) if ownership_points else None,
       owned=jnp.zeros((lanes, lane_size), bool) if ownership_points else None,
-      plies_left=jnp.zeros((lanes, lane_size), jnp.int32) if moves_left else None,
+      plies_left=jnp.zeros((lanes, lane_size), jnp.int32) if moves_left or board_points else None,
       q=jnp.zeros((lanes, lane_size), jnp.float32) if q else None,
       last=jnp.zeros((lanes, lane_size), bool) if replies else None,
+      board=jnp.zeros((lanes, lane_size, board_points), jnp.int8) if board_points else None,
       written=jnp.zeros((lanes,), jnp.int32),
       labelled=jnp.zeros((lanes,), jnp.int32),
       codec=codec,
   )
 
 
-def _add(lane: Replay, obs, policy, legal, mover, q, record) -> Replay:
+def _add(lane: Replay, obs, policy, legal, mover, q, board, record) -> Replay:
   i = lane.written % lane.mover.shape[0]
   obs, policy, index, legal = lane.codec.encode(obs, policy, legal)
   # Not recorded: slot i (the oldest position, maybe still sampled) keeps what it holds, and `written` stays.
@@ -192,6 +203,8 @@ def _add(lane: Replay, obs, policy, legal, mover, q, record) -> Replay:
     lane = lane.replace(q=put(lane.q, q))
   if lane.last is not None:
     lane = lane.replace(last=put(lane.last, False))
+  if lane.board is not None:
+    lane = lane.replace(board=put(lane.board, board.astype(jnp.int8)))
   return lane.replace(
       obs=put(lane.obs, obs), policy=put(lane.policy, policy),
       policy_index=None if index is None else put(lane.policy_index, index), legal=put(lane.legal, legal),
@@ -262,19 +275,25 @@ def _sample(lane: Replay, key, n: int, by_window: bool = False) -> Batch:
     reply_policy, reply_legal = jax.vmap(lane.codec.decode_policy)(lane.policy[j], index, lane.legal[j])
     own.update(reply_policy=reply_policy, reply_legal=reply_legal,
                replied=((k + 1 < hi) & ~lane.last[i]).astype(jnp.float32))
+  if lane.board is not None:  # the boards FUTURE_PLIES later; an even distance keeps the mover, so its view
+    end = k + lane.plies_left[i] - 1  # its game's last position
+    j = jnp.minimum(k[:, None] + jnp.asarray(FUTURE_PLIES), (k + (end - k) // 2 * 2)[:, None])
+    own["future"] = jnp.moveaxis(lane.board[j % lane.mover.shape[0]], 1, -1).astype(jnp.float32)
   weight = count if by_window else count > 0  # see `sample`
   return Batch(obs=obs, policy=policy, legal=legal, value=lane.value[i],
                weight=jnp.broadcast_to(weight.astype(jnp.float32), (n,)), **own)
 
 
-def add(replay: Replay, obs, policy, legal, mover, q=None, record=True) -> Replay:
+def add(replay: Replay, obs, policy, legal, mover, q=None, record=True, board=None) -> Replay:
   """Appends one position per lane: obs [lanes, ...], policy/legal [lanes, A], mover [lanes], and where the
-  replay keeps it, q [lanes] (the search's value of its best move). Where `record` ([] bool) is False, nothing
+  replay keeps them, q [lanes] (the search's value of its best move) and board [lanes, points] (who holds each
+  point, +1 the mover). Where `record` ([] bool) is False, nothing
   is appended (KataGo's fast-search turns, `selfplay.record_fast`): the ply is played and not trained on."""
   chex.assert_rank([policy, legal, mover], [2, 2, 1])
   chex.assert_equal_shape_prefix([obs, policy, legal, mover, replay.written], 1)
   q = jnp.zeros_like(mover, jnp.float32) if q is None else q
-  return jax.vmap(_add, in_axes=(0, 0, 0, 0, 0, 0, None))(replay, obs, policy, legal, mover, q, record)
+  board = jnp.zeros(mover.shape + (0,), jnp.int8) if board is None else board
+  return jax.vmap(_add, in_axes=(0, 0, 0, 0, 0, 0, 0, None))(replay, obs, policy, legal, mover, q, board, record)
 
 
 def finish(replay: Replay, done, rewards, ownership=None, owned=None, target: ValueTarget = ValueTarget()) -> Replay:

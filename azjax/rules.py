@@ -138,6 +138,18 @@ def final_ownership(state: pgx.State, size: int) -> chex.Array:
   return jnp.where(black_is_0[:, None], area, -area)
 
 
+def occupancy(game: str, state: pgx.State) -> chex.Array:
+  """[B, points] int8 who holds each point of the board as the mover's observation shows it: +1 the mover, -1 the
+  opponent, 0 empty (network.future_position's target). Chess and Go only."""
+  board = state._x.board  # noqa: SLF001
+  if game == "chess":  # pgx keeps the board in the mover's view and observes it turned a quarter (its observe)
+    return jnp.sign(jnp.rot90(board.reshape(-1, 8, 8), k=1, axes=(1, 2))).reshape(board.shape[0], -1).astype(jnp.int8)
+  if game in GO_SIZES:  # black's chains are positive; the points in the observation's order
+    mine = jnp.where(state._x.color == 0, 1, -1)  # noqa: SLF001
+    return (jnp.sign(board) * mine[:, None]).astype(jnp.int8)
+  raise ValueError(f"occupancy: chess and Go only, not {game}")
+
+
 def black_margin(state: pgx.State, size: int, lead: chex.Array | None = None) -> chex.Array:
   """[B] black's Tromp-Taylor margin, area minus komi minus white's area: of the board as it stands, or, with
   `lead` [B] (the player to move's expected area lead), as `lead` predicts it. Its sign is pgx's result."""

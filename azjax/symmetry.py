@@ -50,13 +50,14 @@ def observation(obs: chex.Array, k: chex.Array, size: int) -> chex.Array:
   return board(obs.reshape(size * size, -1), k, size).reshape(obs.shape)
 
 
-def augment(key: chex.PRNGKey, obs, policy, legal, ownership=None, reply=(None, None), *, size: int):
-  """_unbatched_: one position (obs [H, W, C], policy [A], legal [A], its ownership target [H * W] or None, and
-  the opponent's reply (policy [A], legal [A]) or Nones) under a uniformly random symmetry."""
+def augment(key: chex.PRNGKey, obs, policy, legal, ownership=None, reply=(None, None), future=None, *, size: int):
+  """_unbatched_: one position (obs [H, W, C], policy [A], legal [A], its ownership target [H * W] or None, the
+  opponent's reply (policy [A], legal [A]) or Nones, and its future boards [H * W, horizons] or None) under a
+  uniformly random symmetry."""
   k = jax.random.randint(key, (), 0, NUM)
-  ownership = None if ownership is None else board(ownership, k, size)
+  ownership, future = (None if x is None else board(x, k, size) for x in (ownership, future))
   reply = tuple(None if x is None else board(x, k, size) for x in reply)
-  return observation(obs, k, size), board(policy, k, size), board(legal, k, size), ownership, reply
+  return observation(obs, k, size), board(policy, k, size), board(legal, k, size), ownership, reply, future
 
 
 def symmetric_evaluator(evaluate, size: int):

@@ -122,7 +122,8 @@ def _init(program: Program, key) -> TrainState:
                            jax.ShapeDtypeStruct(obs.shape[1:], obs.dtype), program.num_actions, program.codec,
                            rules.GO_SIZES[config.game] ** 2 if config.network.ownership else 0,
                            moves_left=bool(config.network.moves_left), q=bool(config.train.q_ratio),
-                           replies=bool(config.network.opponent_policy))
+                           replies=bool(config.network.opponent_policy),
+                           board_points=obs.shape[1] * obs.shape[2] if config.network.future_position else 0)
   best = Best(params=params, bn_state=bn_state, step=jnp.int32(0)) if config.run.gate_games else None
   return TrainState(params=params, bn_state=bn_state, opt_state=program.optimizer.init(params), actors=actors,
                     replay=replay, step=jnp.int32(0), key=key, best=best)
@@ -193,7 +194,8 @@ def _shard_step(program: Program, state: TrainState, coins: chex.Array, phase: s
       metrics["resign_threshold"] = resign_below
       metrics["resign_false_positives"] = selfplay.resign_false_positives(actors.calibration, resign_below, AXIS)
   update = learner.make_update(program.train_network, program.optimizer, config.train, AXIS, config.network.ownership,
-                               config.network.moves_left, config.network.opponent_policy)
+                               config.network.moves_left, config.network.opponent_policy,
+                               config.network.future_position)
   per_lane = config.train.batch_size // config.selfplay.batch_size
 
   # Train only once every lane has finished a game. A minibatch takes the same number of rows from
@@ -213,11 +215,12 @@ def _shard_step(program: Program, state: TrainState, coins: chex.Array, phase: s
                               by_window=config.replay.sampling == "window")
     if config.train.augment:
       keys = selfplay.per_row_keys(augment_key, actors.slot, per_lane)  # a row's symmetry: the same on any mesh
-      obs, policy, legal, ownership, reply = jax.vmap(functools.partial(symmetry.augment,
-                                                                          size=rules.GO_SIZES[config.game]))(
-          keys, batch.obs, batch.policy, batch.legal, batch.ownership, (batch.reply_policy, batch.reply_legal))
+      obs, policy, legal, ownership, reply, future = jax.vmap(functools.partial(symmetry.augment,
+                                                                                size=rules.GO_SIZES[config.game]))(
+          keys, batch.obs, batch.policy, batch.legal, batch.ownership, (batch.reply_policy, batch.reply_legal),
+          batch.future)
       batch = batch.replace(obs=obs, policy=policy, legal=legal, ownership=ownership,
-                            reply_policy=reply[0], reply_legal=reply[1])
+                            reply_policy=reply[0], reply_legal=reply[1], future=future)
     *new, losses = update(*carry, batch)
     keep = lambda n, o: jnp.where(ready, n, o)
     return jax.tree.map(keep, tuple(new), carry), jax.tree.map(lambda x: keep(x, 0.0), losses)
@@ -233,6 +236,7 @@ def _shard_step(program: Program, state: TrainState, coins: chex.Array, phase: s
       **({"ownership_loss": losses.ownership.mean()} if config.network.ownership else {}),
       **({"moves_left_loss": losses.moves_left.mean()} if config.network.moves_left else {}),
       **({"opponent_policy_loss": losses.opponent.mean()} if config.network.opponent_policy else {}),
+      **({"future_position_loss": losses.future.mean()} if config.network.future_position else {}),
       "learning_rate": learner.current_learning_rate(opt_state),  # the optimiser's own, at its last update
       "replay_positions": jax.lax.psum(replay_lib.size(replay).sum(), AXIS),
       # Divergence checks the loop reads every step (loop.check_finite): 1.0 while all is well.

@@ -60,6 +60,7 @@ def test_overrides_parse_types():
     ("selfplay.full_search_fraction=0.5", "selfplay.fast_simulations"),  # no fast search given
     ("network.ownership=1.5", "network.ownership"),  # Go only
     ("network.opponent_policy=-0.15", "network.opponent_policy"),
+    ("network.future_position=0.25", "network.future_position"),  # chess and Go only
     ("search.go_fill_eyes=false", "search.go_fill_eyes"),  # Go only
     ("search.go_eyes=true", "search.go_eyes"),  # Go only
     ("network.liberties=true", "network.liberties"),  # Go only
@@ -225,6 +226,8 @@ def test_kataGo_recording_is_refused_with_targets_that_count_plies():
   assert e.value.field == "selfplay.record_fast" and "search.discount" in str(e.value)
   chess = apply_overrides(azjax.preset("chess", "cpu"), ["selfplay.record_fast=false"])
   assert not chess.selfplay.record_fast and azjax.preset("chess", "cpu").selfplay.record_fast
+  with pytest.raises(ConfigError, match="network.future_position"):  # its boards lie plies, not records, apart
+    apply_overrides(azjax.preset("chess", "cpu"), ["selfplay.record_fast=false", "network.future_position=0.25"])
 
 
 def test_a_saved_config_that_predates_a_changed_default_keeps_the_value_it_ran_with():

@@ -3,8 +3,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from azjax.config import NetworkConfig, TrainConfig
-from azjax.learner import (current_learning_rate, data_loss_sums, l2_penalty, learning_rate_schedule, make_optimizer,
-                           make_update, scan_updates)
+from azjax.learner import (current_learning_rate, data_loss_sums, future_loss_sum, l2_penalty, learning_rate_schedule,
+                           make_optimizer, make_update, scan_updates)
 from azjax.network import make_network
 from azjax.replay import Batch
 
@@ -151,6 +151,31 @@ def test_moves_left_head_learns_the_plies_left():
   assert float(losses.moves_left) > 0 and float(losses.total) >= float(losses.value + losses.policy)
   plain = make_network(NetworkConfig(blocks=1, channels=8, value_hidden=8), 10)
   assert plain.apply_heads(*plain.init(jax.random.PRNGKey(1), obs), obs, False)[0].moves_left is None
+
+
+def test_future_position_head_learns_the_later_boards_and_joins_the_loss_as_katago_weighs_it():
+  """`network.future_position`: the head fits who holds each point at two horizons (here the first plane, and its
+  negation); its loss is KataGo's (squared error of the tanh, summed over the points over their count's square root,
+  the horizons weighed 1 and 0.25) and joins the total at its weight; without the switch there is no head."""
+  config = NetworkConfig(blocks=1, channels=8, value_hidden=8, future_position=0.25)
+  obs = jax.random.bernoulli(jax.random.PRNGKey(0), 0.5, (64, 3, 3, 2))
+  first_plane = 2.0 * obs[..., 0].reshape(64, 9) - 1.0
+  future = jnp.stack([first_plane, -first_plane], -1)
+  batch = Batch(obs=obs, policy=jnp.full((64, 10), 0.1), legal=jnp.ones((64, 10), bool), value=jnp.zeros(64),
+                weight=jnp.ones(64), future=future)
+  net, params, bn_state, first, losses = _fit_head(config, batch, 200, future_weight=config.future_position)
+  heads = net.apply_heads(params, bn_state, obs, False)[0]
+  assert heads.future.shape == (64, 9, 2)
+  np.testing.assert_array_equal(np.sign(heads.future), future)
+  by_hand = ((np.tanh(np.asarray(heads.future)) - np.asarray(future)) ** 2).sum(1) / 3.0 @ np.array([1.0, 0.25])
+  np.testing.assert_allclose(float(future_loss_sum(heads.future, batch)), by_hand.sum(), rtol=1e-4)
+  assert float(first.future) > 1.0 and float(losses.future) < 0.2, (first.future, losses.future)
+  np.testing.assert_allclose(float(losses.total), float(losses.value + losses.policy + losses.l2
+                                                        + 0.25 * losses.future), rtol=1e-5)
+  plain = make_network(NetworkConfig(blocks=1, channels=8, value_hidden=8), 10)
+  plain_params, plain_bn = plain.init(jax.random.PRNGKey(1), obs)
+  assert len(jax.tree.leaves(plain_params)) == len(jax.tree.leaves(params)) - 1  # the head's kernel, no bias
+  assert plain.apply_heads(plain_params, plain_bn, obs, False)[0].future is None
 
 
 def test_opponent_reply_head_learns_the_reply_where_there_is_one():

@@ -304,3 +304,32 @@ def test_the_compact_codec_decodes_a_reply_as_it_stored_it():
   assert 0 < first.sum() < 16  # the first position has a reply, the second (the game's last) none
   np.testing.assert_allclose(batch.reply_policy[first], np.repeat(policies[1][0], first.sum(), 0), rtol=1e-6)
   np.testing.assert_array_equal(batch.reply_legal[first], np.repeat(policies[1][1], first.sum(), 0))
+
+
+def test_a_sampled_position_comes_with_its_boards_8_and_32_plies_later_within_its_game():
+  """With `network.future_position` (KataGo's future-position target): each sampled position's boards
+  config.FUTURE_PLIES later, or past its game's end its game's last position with the same mover; across the ring's
+  wrap; never a board of the next game."""
+  from azjax.config import FUTURE_PLIES
+  assert FUTURE_PLIES == (8, 32)
+  digits = lambda t: np.array([(t // 3 ** d) % 3 - 1 for d in range(4)], np.int8)  # position t's board names it
+  r = replay_lib.init(1, 48, jax.ShapeDtypeStruct((1,), jnp.int32), 3, board_points=4)
+  ends = {40: [[1.0, -1.0]], 51: [[0.0, 0.0]], 55: [[-1.0, 1.0]]}  # games 0-40, 41-51 (12 plies), 52-55; 56 in play
+  for t in range(58):
+    r = replay_lib.add(r, jnp.array([[t]]), jnp.ones((1, 3)) / 3, jnp.ones((1, 3), bool), jnp.array([t % 2]),
+                       board=jnp.asarray(digits(t))[None])
+    if t in ends:
+      r = replay_lib.finish(r, jnp.array([True]), jnp.array(ends[t]))
+  batch = replay_lib.sample(r, jax.random.split(jax.random.PRNGKey(0), 1), 512)
+  games = [(0, 40), (41, 51), (52, 55)]
+  seen = set()
+  for t, future in zip(np.asarray(batch.obs[:, 0]), np.asarray(batch.future)):
+    start, end = next(g for g in games if g[0] <= t <= g[1])
+    for h, plies in enumerate(FUTURE_PLIES):
+      j = min(t + plies, t + (end - t) // 2 * 2)
+      np.testing.assert_array_equal(future[:, h], digits(j), err_msg=f"position {t}, {plies} plies on")
+    seen.add(int(t))
+  assert seen == set(range(10, 56))  # the ring holds 10-57; 56-57 are a game in play
+  assert batch.future.shape == (512, 4, 2) and batch.future.dtype == jnp.float32
+  assert _replay().board is None and replay_lib.sample(_replay(), jax.random.split(jax.random.PRNGKey(0), 2),
+                                                       1).future is None

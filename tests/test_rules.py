@@ -228,3 +228,26 @@ def test_a_game_the_rules_end_on_the_caps_own_ply_keeps_the_rules_ending():
   drawn = knights.states[1].replace(terminated=jnp.bool_(True))  # ended with no mate, repetition or pass
   assert code("chess", drawn, 512) == "cap" and code("chess", drawn, 100) == "draw"
   assert code("go9", jax.tree.map(lambda x: x[0], _play([PASS, PASS])), 2, 2) == "double_pass"
+
+
+@pytest.mark.parametrize("game,planes", [("chess", 6), ("go9", 1)])
+def test_occupancy_is_the_board_the_movers_observation_shows(game, planes):
+  """network.future_position's boards: +1 where the mover's observation shows one of its pieces (or stones), -1 an
+  opponent's, 0 empty, point for point in the observation's frame (chess's is turned and flipped for black), after
+  random plies with either side to move."""
+  env, n = make_env(game), 6
+  state = batched_init(env)(jax.random.split(jax.random.PRNGKey(5), n))
+  step, key, movers = batched_step(env), jax.random.PRNGKey(6), set()
+  for ply in range(41):
+    key, k = jax.random.split(key)
+    state = step(state, jax.random.categorical(k, jnp.where(state.legal_action_mask, 0.0, -jnp.inf).at[:, -1].add(-9.)))
+    if ply >= 39:  # two consecutive plies: each game seen with either side to move
+      obs = np.asarray(state.observation, np.int32).reshape(n, -1, state.observation.shape[-1])
+      want = obs[..., :planes].sum(-1) - obs[..., planes:2 * planes].sum(-1)  # pgx: the mover's planes, then theirs
+      got = np.asarray(rules.occupancy(game, state))
+      np.testing.assert_array_equal(got, want)
+      assert got.dtype == np.int8 and (got == 1).any() and (got == -1).any() and (got == 0).any()
+      movers |= set(np.asarray(state.current_player).tolist())
+  assert movers == {0, 1}
+  with pytest.raises(ValueError, match="chess and Go only"):
+    rules.occupancy("shogi", state)

@@ -74,7 +74,8 @@ def test_symmetry_switches_are_go_only_and_train():
   with pytest.raises(azjax.ConfigError, match="train.augment"):
     azjax.apply_overrides(azjax.preset("chess", "smoke"), ["train.augment=true"])
   config = azjax.apply_overrides(azjax.preset("go9", "smoke"), ["train.augment=true", "search.random_symmetry=true",
-                                                               "network.opponent_policy=0.15"])  # replies turn too
+                                                               "network.opponent_policy=0.15",  # replies turn too
+                                                               "network.future_position=0.25"])  # and the boards
   program, mesh = azjax.build(config), azjax.make_mesh()
   state = azjax.init_state(program, mesh)
   step = azjax.make_train_step(program, mesh)
@@ -89,7 +90,7 @@ def test_augment_turns_the_ownership_target_and_the_reply_with_the_board():
   mine = state.observation[..., 0].reshape(-1).astype(jnp.float32)  # the mover's stones as a board-shaped target
   stones = jnp.concatenate([mine, jnp.ones(1)])  # and as a policy over the points and pass
   for seed in range(4):
-    obs, _, legal, own, (reply, reply_legal) = symmetry.augment(
+    obs, _, legal, own, (reply, reply_legal), _ = symmetry.augment(
         jax.random.PRNGKey(seed), state.observation, state.legal_action_mask * 1.0, state.legal_action_mask, mine,
         (stones, state.legal_action_mask), size=9)
     np.testing.assert_array_equal(own, obs[..., 0].reshape(-1))

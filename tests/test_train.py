@@ -151,6 +151,24 @@ def test_an_opponent_policy_run_marks_each_games_last_move_and_trains_the_reply_
     assert not replay.last[lane, n:replay.written[lane]].any()  # the game in play has not ended
 
 
+def test_a_future_position_run_stores_each_positions_board_and_trains_the_head():
+  # network.future_position inside the train step (chess): self-play stores each position's board as its mover's
+  # observation shows it, the head's loss is logged and joins the total once every lane has finished a game (here
+  # the 6-ply cap of 8-ply chunks).
+  state, metrics = _trained("chess", "network.future_position=0.25", "selfplay.max_plies=6", "selfplay.chunk_plies=8",
+                            steps=2)
+  assert float(metrics["future_position_loss"]) > 0 and float(metrics["updates"]) == 1
+  replay = jax.device_get(state.replay)
+  program = azjax.build(_smoke("chess"))
+  for lane in range(2):
+    for t in range(replay.written[lane]):
+      index = None if replay.policy_index is None else replay.policy_index[lane, t]
+      obs = np.asarray(program.codec.decode(replay.obs[lane, t], replay.policy[lane, t], index, replay.legal[lane, t])[0])
+      pieces = obs.reshape(64, -1).astype(np.int32)
+      np.testing.assert_array_equal(replay.board[lane, t], pieces[:, :6].sum(-1) - pieces[:, 6:12].sum(-1))
+  assert (replay.plies_left[0, :6] == np.arange(6, 0, -1)).all()  # a game's end, which the targets read
+
+
 def test_window_sampling_reaches_the_train_step():
   """replay.sampling=window weighs each row by its lane's labelled positions: with lanes of unequal counts the same
   run's first update sees the same rows weighted otherwise, so its loss differs (the self-play before it is the same)."""
