@@ -82,7 +82,8 @@ class NetworkConfig:
   # point, who will hold it FUTURE_PLIES[0] and [1] plies later (+1 the mover, -1 the opponent, 0 empty; in chess
   # any piece), a tanh each, trained by squared error weighed FUTURE_WEIGHTS over the points' count's square
   # root, times this weight (KataGo's: 0.25). A square whose piece is taken, moved or kept is what the board
-  # later shows; the search never reads the head. 0 = no head (the papers).
+  # later shows; the search never reads the head. Past the game's end, its last stored position with the same
+  # player to move (KataGo: the final board, 1 or 2 plies later). 0 = no head (the papers).
   future_position: float = 0.0
   # KataGo's global pooling (Wu 2019, arXiv:1902.10565, section 4.2 and appendix A; 1.6x less compute to the
   # same strength): each residual block adds to its first convolution's output a bias computed from that

@@ -26,7 +26,8 @@ and legal moves: the opponent's reply (KataGo's auxiliary policy target), or non
 With `boards` (`network.future_position`), each position keeps its board as its mover sees it (who holds each
 point), and a sampled position comes with the boards config.FUTURE_PLIES later in its game (KataGo's future-
 position target); past the game's end, its last position with the same player to move, so the frame and the
-sides are the sampled position's own.
+sides are the sampled position's own. (KataGo takes the final board, after the last move, whoever is to move: the
+replay stores no board after a game's last move, so this one is 1 or 2 plies before it.)
 All functions here are _unbatched_
 (one lane) and vmapped over lanes by the callers via `add`, `finish`, `sample`.
 """

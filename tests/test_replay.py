@@ -322,6 +322,8 @@ def test_a_sampled_position_comes_with_its_boards_8_and_32_plies_later_within_it
       r = replay_lib.finish(r, jnp.array([True]), jnp.array(ends[t]))
   batch = replay_lib.sample(r, jax.random.split(jax.random.PRNGKey(0), 1), 512)
   games = [(0, 40), (41, 51), (52, 55)]
+  # by hand: 8 and 32 plies on, or the game's last position with t's mover (41-51 ends on an even distance from 41)
+  want = {10: (18, 40), 33: (39, 39), 41: (49, 51), 42: (50, 50), 50: (50, 50), 53: (55, 55), 54: (54, 54)}
   seen = set()
   for t, future in zip(np.asarray(batch.obs[:, 0]), np.asarray(batch.future)):
     start, end = next(g for g in games if g[0] <= t <= g[1])
@@ -329,6 +331,8 @@ def test_a_sampled_position_comes_with_its_boards_8_and_32_plies_later_within_it
       j = min(t + plies, t + (end - t) // 2 * 2)
       np.testing.assert_array_equal(future[:, h], digits(j), err_msg=f"position {t}, {plies} plies on")
     seen.add(int(t))
+    if t in want:
+      np.testing.assert_array_equal(future, np.stack([digits(j) for j in want[t]], -1))
   assert seen == set(range(10, 56))  # the ring holds 10-57; 56-57 are a game in play
   assert batch.future.shape == (512, 4, 2) and batch.future.dtype == jnp.float32
   assert _replay().board is None and replay_lib.sample(_replay(), jax.random.split(jax.random.PRNGKey(0), 2),

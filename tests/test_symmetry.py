@@ -90,10 +90,11 @@ def test_augment_turns_the_ownership_target_and_the_reply_with_the_board():
   mine = state.observation[..., 0].reshape(-1).astype(jnp.float32)  # the mover's stones as a board-shaped target
   stones = jnp.concatenate([mine, jnp.ones(1)])  # and as a policy over the points and pass
   for seed in range(4):
-    obs, _, legal, own, (reply, reply_legal), _ = symmetry.augment(
+    obs, _, legal, own, (reply, reply_legal), future = symmetry.augment(
         jax.random.PRNGKey(seed), state.observation, state.legal_action_mask * 1.0, state.legal_action_mask, mine,
-        (stones, state.legal_action_mask), size=9)
+        (stones, state.legal_action_mask), jnp.stack([mine, -mine], -1), size=9)
     np.testing.assert_array_equal(own, obs[..., 0].reshape(-1))
+    np.testing.assert_array_equal(future, np.stack([own, -own], -1))  # the future boards turn with it
     np.testing.assert_array_equal(reply[:81], obs[..., 0].reshape(-1))  # the same symmetry; pass stays put
     assert reply[81] == 1.0
     np.testing.assert_array_equal(reply_legal, legal)
