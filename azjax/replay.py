@@ -23,7 +23,7 @@ with `q_lambda` (`train.q_lambda`) the mixed-in value is the exponential average
 later search values (KataGo's short-term value target). With `replies` (`network.opponent_policy`), each
 position marks whether it was its game's last, and a sampled position comes with the next position's policy
 and legal moves: the opponent's reply (KataGo's auxiliary policy target), or none after a game's last move.
-With `boards` (`network.future_position`), each position keeps its board as its mover sees it (who holds each
+With `board_points` (`network.future_position`), each position keeps its board as its mover sees it (who holds each
 point), and a sampled position comes with the boards config.FUTURE_PLIES later in its game (KataGo's future-
 position target); past the game's end, its last position with the same player to move, so the frame and the
 sides are the sampled position's own. (KataGo takes the final board, after the last move, whoever is to move: the
