@@ -6,17 +6,15 @@
 
 `p` is the network's policy renormalised over the legal moves (AlphaZero
 Methods: "Illegal moves are masked out by setting their probabilities to zero,
-and re-normalising"). With `network.ownership` (Go), the ownership head's loss,
-weighted, joins the sum (KataGo's auxiliary target; `ownership_loss_sum`), and with `network.moves_left`
-the moves-left head's (Lc0; `moves_left_loss_sum`), and with `network.opponent_policy` the opponent-reply
-head's (KataGo; `opponent_loss_sum`), and with `network.future_position` the future-position head's (KataGo;
-`future_loss_sum`). Gradients are averaged over every position of the global
-minibatch: each device sums its share, and the sums meet in one `psum`.
+and re-normalising"). Each auxiliary head the config builds adds its loss, times its weight: the
+`network` field of its name in `AUX_LOSSES` (KataGo's ownership, opponent-reply and future-position targets,
+Lc0's moves left). Gradients are averaged over every position of the global minibatch: each device sums its
+share, and the sums meet in one `psum`.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Mapping, NamedTuple
 
 import chex
 import jax
@@ -33,10 +31,7 @@ class Losses(NamedTuple):
   value: chex.Array
   policy: chex.Array
   l2: chex.Array
-  ownership: chex.Array  # the ownership head's unweighted loss; 0 without one
-  moves_left: chex.Array  # the moves-left head's unweighted loss; 0 without one
-  opponent: chex.Array  # the opponent-reply head's unweighted loss; 0 without one
-  future: chex.Array  # the future-position head's unweighted loss; 0 without one
+  aux: dict[str, chex.Array]  # each auxiliary head's unweighted loss, by its name in AUX_LOSSES
 
 
 def learning_rate_schedule(config: TrainConfig) -> optax.Schedule:
@@ -159,56 +154,65 @@ def scan_updates(body, carry, xs, form: str = "auto"):
   return carry, jax.tree.map(lambda *x: jnp.stack(x), *outs)
 
 
+# The auxiliary heads, each by the name of the `network` field that weighs it: (the weighted sum of its loss over a
+# batch, from the network's heads and the batch; the [N] weights of the positions its mean runs over).
+AUX_LOSSES = {
+    "ownership": (lambda heads, batch: ownership_loss_sum(heads.ownership, batch),
+                  lambda batch: batch.weight * batch.owned),  # a resigned game's positions have no owners
+    "moves_left": (lambda heads, batch: moves_left_loss_sum(heads.moves_left, batch), lambda batch: batch.weight),
+    "opponent_policy": (lambda heads, batch: opponent_loss_sum(heads.opponent_logits, batch), opponent_mask),
+    "future_position": (lambda heads, batch: future_loss_sum(heads.future, batch), lambda batch: batch.weight),
+}
+
+
+def aux_weights(network_config) -> dict[str, float]:
+  """{name: weight} of the auxiliary heads a `NetworkConfig` trains (its AUX_LOSSES fields that are not 0)."""
+  return {name: getattr(network_config, name) for name in AUX_LOSSES if getattr(network_config, name)}
+
+
 def make_update(network: Network, optimizer: optax.GradientTransformation, config: TrainConfig,
-                axis_name: str | None = None, ownership_weight: float = 0.0, moves_left_weight: float = 0.0,
-                opponent_weight: float = 0.0, future_weight: float = 0.0):
+                axis_name: str | None = None, aux_weights: Mapping[str, float] | None = None):
   """Returns `update(params, bn_state, opt_state, batch) -> (params, bn_state, opt_state, Losses)`.
 
-  With `axis_name`, `batch` is this device's share and the result is the same on every device.
-  `ownership_weight` (`network.ownership`), `moves_left_weight` (`network.moves_left`), `opponent_weight`
-  (`network.opponent_policy`) and `future_weight` (`network.future_position`) weigh those heads' losses; the batch
-  then carries their targets.
+  With `axis_name`, `batch` is this device's share and the result is the same on every device. `aux_weights`
+  ({name in AUX_LOSSES: weight}, as `aux_weights(network_config)` gives it) names the auxiliary heads to train;
+  the batch then carries their targets, and `Losses.aux` their losses.
   """
+  weights = {name: w for name, w in (aux_weights or {}).items() if w}
+  unknown = set(weights) - set(AUX_LOSSES)
+  if unknown:
+    raise ValueError(f"aux_weights: unknown heads {sorted(unknown)}; allowed: {sorted(AUX_LOSSES)}")
 
   def psum(x):
     return jax.lax.psum(x, axis_name) if axis_name else x
 
-  def weighted(value, policy, ownership, moves_left, opponent, future):
+  def weighted(value, policy, aux):
     """Eq. 1's data terms (and the auxiliary heads'), each mean loss times its weight."""
-    return (config.value_weight * value + policy + ownership_weight * ownership + moves_left_weight * moves_left
-            + opponent_weight * opponent + future_weight * future)
+    return config.value_weight * value + policy + sum(weights[name] * aux[name] for name in weights)
 
   def update(params, bn_state, opt_state, batch: Batch):
     count = jnp.maximum(psum(batch.weight.sum()), 1.0)
     # A position with an all-zero policy has no policy target (a fast search's, playout-cap
     # randomisation): the policy term averages over the positions that have one.
     policy_count = jnp.maximum(psum(jnp.sum(batch.weight * has_policy(batch.policy))), 1.0)
-    reply_count = jnp.maximum(psum(jnp.sum(opponent_mask(batch))), 1.0) if opponent_weight else 1.0
-
-    owned_count = jnp.maximum(psum(jnp.sum(batch.weight * batch.owned)), 1.0) if ownership_weight else 1.0
+    aux_counts = {name: jnp.maximum(psum(jnp.sum(AUX_LOSSES[name][1](batch))), 1.0) for name in weights}
 
     def data_loss(params):
       heads, new_bn_state = network.apply_heads(params, bn_state, batch.obs, True)
       value_sum, policy_sum = data_loss_sums(heads.logits, heads.value, batch)
-      ownership_sum = ownership_loss_sum(heads.ownership, batch) if ownership_weight else jnp.zeros(())
-      moves_left_sum = moves_left_loss_sum(heads.moves_left, batch) if moves_left_weight else jnp.zeros(())
-      opponent_sum = opponent_loss_sum(heads.opponent_logits, batch) if opponent_weight else jnp.zeros(())
-      future_sum = future_loss_sum(heads.future, batch) if future_weight else jnp.zeros(())
-      loss = weighted(value_sum / count, policy_sum / policy_count, ownership_sum / owned_count,
-                      moves_left_sum / count, opponent_sum / reply_count, future_sum / count)
-      return loss, (value_sum, policy_sum, ownership_sum, moves_left_sum, opponent_sum, future_sum, new_bn_state)
+      aux_sums = {name: AUX_LOSSES[name][0](heads, batch) for name in weights}
+      loss = weighted(value_sum / count, policy_sum / policy_count,
+                      {name: aux_sums[name] / aux_counts[name] for name in weights})
+      return loss, (value_sum, policy_sum, aux_sums, new_bn_state)
 
-    grads, (value_sum, policy_sum, ownership_sum, moves_left_sum, opponent_sum, future_sum, new_bn_state) = jax.grad(
-        data_loss, has_aux=True)(params)
+    grads, (value_sum, policy_sum, aux_sums, new_bn_state) = jax.grad(data_loss, has_aux=True)(params)
     l2, l2_grads = jax.value_and_grad(l2_penalty)(params, config.l2)
     grads = jax.tree.map(lambda g, r: psum(g) + r, grads, l2_grads)
     updates, opt_state = optimizer.update(grads, opt_state, params)
     params = optax.apply_updates(params, updates)
     value_loss, policy_loss = psum(value_sum) / count, psum(policy_sum) / policy_count
-    ownership_loss, moves_left_loss = psum(ownership_sum) / owned_count, psum(moves_left_sum) / count
-    opponent_loss, future_loss = psum(opponent_sum) / reply_count, psum(future_sum) / count
-    total = weighted(value_loss, policy_loss, ownership_loss, moves_left_loss, opponent_loss, future_loss) + l2
-    return params, new_bn_state, opt_state, Losses(total, value_loss, policy_loss, l2, ownership_loss,
-                                                   moves_left_loss, opponent_loss, future_loss)
+    aux = {name: psum(aux_sums[name]) / aux_counts[name] for name in weights}
+    total = weighted(value_loss, policy_loss, aux) + l2
+    return params, new_bn_state, opt_state, Losses(total, value_loss, policy_loss, l2, aux)
 
   return update

@@ -193,9 +193,8 @@ def _shard_step(program: Program, state: TrainState, coins: chex.Array, phase: s
     if config.selfplay.resign:  # the calibration, with the check games this chunk finished
       metrics["resign_threshold"] = resign_below
       metrics["resign_false_positives"] = selfplay.resign_false_positives(actors.calibration, resign_below, AXIS)
-  update = learner.make_update(program.train_network, program.optimizer, config.train, AXIS, config.network.ownership,
-                               config.network.moves_left, config.network.opponent_policy,
-                               config.network.future_position)
+  update = learner.make_update(program.train_network, program.optimizer, config.train, AXIS,
+                               learner.aux_weights(config.network))
   per_lane = config.train.batch_size // config.selfplay.batch_size
 
   # Train only once every lane has finished a game. A minibatch takes the same number of rows from
@@ -233,10 +232,7 @@ def _shard_step(program: Program, state: TrainState, coins: chex.Array, phase: s
   metrics.update({
       "loss": losses.total.mean(), "value_loss": losses.value.mean(), "policy_loss": losses.policy.mean(),
       "l2": losses.l2.mean(), "updates": ready * updates,
-      **({"ownership_loss": losses.ownership.mean()} if config.network.ownership else {}),
-      **({"moves_left_loss": losses.moves_left.mean()} if config.network.moves_left else {}),
-      **({"opponent_policy_loss": losses.opponent.mean()} if config.network.opponent_policy else {}),
-      **({"future_position_loss": losses.future.mean()} if config.network.future_position else {}),
+      **{f"{name}_loss": loss.mean() for name, loss in losses.aux.items()},  # e.g. ownership_loss
       "learning_rate": learner.current_learning_rate(opt_state),  # the optimiser's own, at its last update
       "replay_positions": jax.lax.psum(replay_lib.size(replay).sum(), AXIS),
       # Divergence checks the loop reads every step (loop.check_finite): 1.0 while all is well.

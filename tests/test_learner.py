@@ -1,10 +1,11 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 from azjax.config import NetworkConfig, TrainConfig
-from azjax.learner import (current_learning_rate, data_loss_sums, future_loss_sum, l2_penalty, learning_rate_schedule,
-                           make_optimizer, make_update, scan_updates)
+from azjax.learner import (AUX_LOSSES, aux_weights, current_learning_rate, data_loss_sums, future_loss_sum, l2_penalty,
+                           learning_rate_schedule, make_optimizer, make_update, scan_updates)
 from azjax.network import make_network
 from azjax.replay import Batch
 
@@ -101,20 +102,31 @@ def test_logged_learning_rate_is_the_one_the_optimiser_used():
   np.testing.assert_allclose(lrs, [0.2, 0.02, 0.02, 0.002], rtol=1e-5)  # update k used schedule(k)
 
 
-def _fit_head(config: NetworkConfig, batch: Batch, steps: int, **weights):
+def _fit_head(config: NetworkConfig, batch: Batch, steps: int):
   """(network, params, bn_state, first losses, last losses) after `steps` updates on `batch` at rate 0.05,
-  with `weights` (ownership_weight=...) for the heads `config` builds."""
+  training the auxiliary heads `config` builds at its weights."""
   net = make_network(config, batch.policy.shape[-1])
   train = TrainConfig(learning_rate=0.05)
   params, bn_state = net.init(jax.random.PRNGKey(1), batch.obs)
   opt = make_optimizer(train)
   opt_state = opt.init(params)
-  update = jax.jit(make_update(net, opt, train, **weights))
+  update = jax.jit(make_update(net, opt, train, aux_weights=aux_weights(config)))
   first = None
   for _ in range(steps):
     params, bn_state, opt_state, losses = update(params, bn_state, opt_state, batch)
     first = losses if first is None else first
   return net, params, bn_state, first, losses
+
+
+def test_aux_weights_name_the_network_fields_that_train_a_head_and_a_wrong_name_is_refused():
+  """Every auxiliary loss is weighed by the `network` field of its name; a field at 0 trains no head; a name that is
+  no head is refused, naming the allowed ones."""
+  assert set(AUX_LOSSES) <= set(NetworkConfig.__dataclass_fields__)
+  assert aux_weights(NetworkConfig()) == {}
+  assert aux_weights(NetworkConfig(moves_left=1.0, future_position=0.25)) == {"moves_left": 1.0, "future_position": 0.25}
+  net = make_network(NetworkConfig(blocks=1, channels=4, value_hidden=8), 10)
+  with pytest.raises(ValueError, match="ownrship.*allowed.*ownership"):
+    make_update(net, make_optimizer(TrainConfig()), TrainConfig(), aux_weights={"ownrship": 1.0})
 
 
 def test_ownership_head_learns_its_target_only_where_there_is_one():
@@ -127,9 +139,9 @@ def test_ownership_head_learns_its_target_only_where_there_is_one():
   target = jnp.where(owned[:, None] > 0, target, -target)  # the rest would teach the opposite
   batch = Batch(obs=obs, policy=jnp.full((64, 10), 0.1), legal=jnp.ones((64, 10), bool), value=jnp.zeros(64),
                 weight=jnp.ones(64), ownership=target, owned=owned)
-  net, params, bn_state, first, losses = _fit_head(config, batch, 100, ownership_weight=config.ownership)
+  net, params, bn_state, first, losses = _fit_head(config, batch, 100)
   own = net.apply_heads(params, bn_state, obs, True)[0].ownership
-  assert float(first.ownership) > 0.6 and float(losses.ownership) < 0.2
+  assert float(first.aux["ownership"]) > 0.6 and float(losses.aux["ownership"]) < 0.2
   assert np.mean(np.sign(own[:48]) == np.asarray(target[:48])) >= 0.95
   plain = make_network(NetworkConfig(blocks=1, channels=8, value_hidden=8), 10)
   plain_params, plain_bn = plain.init(jax.random.PRNGKey(1), obs)
@@ -145,10 +157,10 @@ def test_moves_left_head_learns_the_plies_left():
   plies = jnp.where(obs[:, 0, 0, 0], 20.0, 180.0)
   batch = Batch(obs=obs, policy=jnp.full((64, 10), 0.1), legal=jnp.ones((64, 10), bool), value=jnp.zeros(64),
                 weight=jnp.ones(64), plies_left=plies)
-  net, params, bn_state, _, losses = _fit_head(config, batch, 300, moves_left_weight=config.moves_left)
+  net, params, bn_state, _, losses = _fit_head(config, batch, 300)
   predicted = np.asarray(net.apply_heads(params, bn_state, obs, False)[0].moves_left)
   assert np.mean(np.abs(predicted - np.asarray(plies))) < 20, predicted
-  assert float(losses.moves_left) > 0 and float(losses.total) >= float(losses.value + losses.policy)
+  assert float(losses.aux["moves_left"]) > 0 and float(losses.total) >= float(losses.value + losses.policy)
   plain = make_network(NetworkConfig(blocks=1, channels=8, value_hidden=8), 10)
   assert plain.apply_heads(*plain.init(jax.random.PRNGKey(1), obs), obs, False)[0].moves_left is None
 
@@ -163,15 +175,15 @@ def test_future_position_head_learns_the_later_boards_and_joins_the_loss_as_kata
   future = jnp.stack([first_plane, -first_plane], -1)
   batch = Batch(obs=obs, policy=jnp.full((64, 10), 0.1), legal=jnp.ones((64, 10), bool), value=jnp.zeros(64),
                 weight=jnp.ones(64), future=future)
-  net, params, bn_state, first, losses = _fit_head(config, batch, 200, future_weight=config.future_position)
+  net, params, bn_state, first, losses = _fit_head(config, batch, 200)
   heads = net.apply_heads(params, bn_state, obs, False)[0]
   assert heads.future.shape == (64, 9, 2)
   np.testing.assert_array_equal(np.sign(heads.future), future)
   by_hand = ((np.tanh(np.asarray(heads.future)) - np.asarray(future)) ** 2).sum(1) / 3.0 @ np.array([1.0, 0.25])
   np.testing.assert_allclose(float(future_loss_sum(heads.future, batch)), by_hand.sum(), rtol=1e-4)
-  assert float(first.future) > 1.0 and float(losses.future) < 0.2, (first.future, losses.future)
+  assert float(first.aux["future_position"]) > 1.0 and float(losses.aux["future_position"]) < 0.2, (first.aux["future_position"], losses.aux["future_position"])
   np.testing.assert_allclose(float(losses.total), float(losses.value + losses.policy + losses.l2
-                                                        + 0.25 * losses.future), rtol=1e-5)
+                                                        + 0.25 * losses.aux["future_position"]), rtol=1e-5)
   plain = make_network(NetworkConfig(blocks=1, channels=8, value_hidden=8), 10)
   plain_params, plain_bn = plain.init(jax.random.PRNGKey(1), obs)
   assert len(jax.tree.leaves(plain_params)) == len(jax.tree.leaves(params)) - 1  # the head's kernel, no bias
@@ -193,12 +205,12 @@ def test_opponent_reply_head_learns_the_reply_where_there_is_one():
   reply_legal = jnp.ones((64, 10), bool).at[:, 9].set(False)
   batch = Batch(obs=obs, policy=jnp.full((64, 10), 0.1), legal=jnp.ones((64, 10), bool), value=jnp.zeros(64),
                 weight=jnp.ones(64), reply_policy=reply, reply_legal=reply_legal, replied=replied)
-  net, params, bn_state, first, losses = _fit_head(config, batch, 200, opponent_weight=config.opponent_policy)
+  net, params, bn_state, first, losses = _fit_head(config, batch, 200)
   logits = net.apply_heads(params, bn_state, obs, False)[0].opponent_logits
-  assert float(first.opponent) > 2.0 and float(losses.opponent) < 0.3, (first.opponent, losses.opponent)
+  assert float(first.aux["opponent_policy"]) > 2.0 and float(losses.aux["opponent_policy"]) < 0.3, (first.aux["opponent_policy"], losses.aux["opponent_policy"])
   np.testing.assert_array_equal(np.argmax(logits[:40], -1), np.argmax(reply[:40], -1))
   np.testing.assert_allclose(float(losses.total), float(losses.value + losses.policy + losses.l2
-                                                        + 0.15 * losses.opponent), rtol=1e-5)
+                                                        + 0.15 * losses.aux["opponent_policy"]), rtol=1e-5)
   plain = make_network(NetworkConfig(blocks=1, channels=8, value_hidden=8), 10)
   plain_params, plain_bn = plain.init(jax.random.PRNGKey(1), obs)
   widened = [name for name in params
