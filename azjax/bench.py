@@ -211,7 +211,7 @@ def training_floor(program, mesh: Mesh) -> tuple[object, float]:
   batch = Batch(obs=obs, policy=uniform, legal=legal, value=jnp.zeros(n), weight=ones, **aux)
   network = make_network(c.network, program.num_actions)  # the training network (float32), without collectives
   params, bn_state = network.init(jax.random.PRNGKey(1), obs[:1])
-  update = learner.make_update(network, program.optimizer, c.train, aux_weights=learner.aux_weights(c.network))
+  update = learner.make_update(network, program.optimizer, c.train, aux_weights=learner.aux_weights_of(c.network))
 
   # The minibatch is an argument, not a constant: XLA would otherwise fold what the network computes from it
   # (chess's attack planes) into the program, at compile time, and leave it out of the time.

@@ -6,15 +6,15 @@
 
 `p` is the network's policy renormalised over the legal moves (AlphaZero
 Methods: "Illegal moves are masked out by setting their probabilities to zero,
-and re-normalising"). Each auxiliary head the config builds adds its loss, times its weight: the
-`network` field of its name in `AUX_LOSSES` (KataGo's ownership, opponent-reply and future-position targets,
-Lc0's moves left). Gradients are averaged over every position of the global minibatch: each device sums its
+and re-normalising"). Each auxiliary head the config builds adds its loss, weighed by the `network.<name>`
+field of its name in `AUX_LOSSES` (KataGo's ownership, opponent-reply and future-position targets, Lc0's moves
+left). Gradients are averaged over every position of the global minibatch: each device sums its
 share, and the sums meet in one `psum`.
 """
 
 from __future__ import annotations
 
-from typing import Mapping, NamedTuple
+from typing import Callable, Mapping, NamedTuple
 
 import chex
 import jax
@@ -31,7 +31,7 @@ class Losses(NamedTuple):
   value: chex.Array
   policy: chex.Array
   l2: chex.Array
-  aux: dict[str, chex.Array]  # each auxiliary head's unweighted loss, by its name in AUX_LOSSES
+  aux: dict[str, chex.Array]  # each trained auxiliary head's unweighted loss, by its name in AUX_LOSSES; {} if none
 
 
 def learning_rate_schedule(config: TrainConfig) -> optax.Schedule:
@@ -154,18 +154,23 @@ def scan_updates(body, carry, xs, form: str = "auto"):
   return carry, jax.tree.map(lambda *x: jnp.stack(x), *outs)
 
 
-# The auxiliary heads, each by the name of the `network` field that weighs it: (the weighted sum of its loss over a
-# batch, from the network's heads and the batch; the [N] weights of the positions its mean runs over).
+class AuxLoss(NamedTuple):
+  loss_sum: Callable  # (heads, batch) -> the weighted sum of the head's loss over the batch
+  positions: Callable  # batch -> [N], the weights of the positions its mean runs over
+
+
+# The auxiliary heads, each by the name of the `network` field that weighs it.
 AUX_LOSSES = {
-    "ownership": (lambda heads, batch: ownership_loss_sum(heads.ownership, batch),
-                  lambda batch: batch.weight * batch.owned),  # a resigned game's positions have no owners
-    "moves_left": (lambda heads, batch: moves_left_loss_sum(heads.moves_left, batch), lambda batch: batch.weight),
-    "opponent_policy": (lambda heads, batch: opponent_loss_sum(heads.opponent_logits, batch), opponent_mask),
-    "future_position": (lambda heads, batch: future_loss_sum(heads.future, batch), lambda batch: batch.weight),
+    "ownership": AuxLoss(lambda heads, batch: ownership_loss_sum(heads.ownership, batch),
+                         lambda batch: batch.weight * batch.owned),  # a resigned game's positions have no owners
+    "moves_left": AuxLoss(lambda heads, batch: moves_left_loss_sum(heads.moves_left, batch),
+                          lambda batch: batch.weight),
+    "opponent_policy": AuxLoss(lambda heads, batch: opponent_loss_sum(heads.opponent_logits, batch), opponent_mask),
+    "future_position": AuxLoss(lambda heads, batch: future_loss_sum(heads.future, batch), lambda batch: batch.weight),
 }
 
 
-def aux_weights(network_config) -> dict[str, float]:
+def aux_weights_of(network_config) -> dict[str, float]:
   """{name: weight} of the auxiliary heads a `NetworkConfig` trains (its AUX_LOSSES fields that are not 0)."""
   return {name: getattr(network_config, name) for name in AUX_LOSSES if getattr(network_config, name)}
 
@@ -175,32 +180,32 @@ def make_update(network: Network, optimizer: optax.GradientTransformation, confi
   """Returns `update(params, bn_state, opt_state, batch) -> (params, bn_state, opt_state, Losses)`.
 
   With `axis_name`, `batch` is this device's share and the result is the same on every device. `aux_weights`
-  ({name in AUX_LOSSES: weight}, as `aux_weights(network_config)` gives it) names the auxiliary heads to train;
+  ({name in AUX_LOSSES: weight}, as `aux_weights_of(network_config)` gives it) names the auxiliary heads to train;
   the batch then carries their targets, and `Losses.aux` their losses.
   """
-  weights = {name: w for name, w in (aux_weights or {}).items() if w}
-  unknown = set(weights) - set(AUX_LOSSES)
+  unknown = set(aux_weights or {}) - set(AUX_LOSSES)
   if unknown:
     raise ValueError(f"aux_weights: unknown heads {sorted(unknown)}; allowed: {sorted(AUX_LOSSES)}")
+  weights = {name: w for name, w in (aux_weights or {}).items() if w}
 
   def psum(x):
     return jax.lax.psum(x, axis_name) if axis_name else x
 
   def weighted(value, policy, aux):
     """Eq. 1's data terms (and the auxiliary heads'), each mean loss times its weight."""
-    return config.value_weight * value + policy + sum(weights[name] * aux[name] for name in weights)
+    return sum((weights[name] * aux[name] for name in weights), config.value_weight * value + policy)
 
   def update(params, bn_state, opt_state, batch: Batch):
     count = jnp.maximum(psum(batch.weight.sum()), 1.0)
     # A position with an all-zero policy has no policy target (a fast search's, playout-cap
     # randomisation): the policy term averages over the positions that have one.
     policy_count = jnp.maximum(psum(jnp.sum(batch.weight * has_policy(batch.policy))), 1.0)
-    aux_counts = {name: jnp.maximum(psum(jnp.sum(AUX_LOSSES[name][1](batch))), 1.0) for name in weights}
+    aux_counts = {name: jnp.maximum(psum(jnp.sum(AUX_LOSSES[name].positions(batch))), 1.0) for name in weights}
 
     def data_loss(params):
       heads, new_bn_state = network.apply_heads(params, bn_state, batch.obs, True)
       value_sum, policy_sum = data_loss_sums(heads.logits, heads.value, batch)
-      aux_sums = {name: AUX_LOSSES[name][0](heads, batch) for name in weights}
+      aux_sums = {name: AUX_LOSSES[name].loss_sum(heads, batch) for name in weights}
       loss = weighted(value_sum / count, policy_sum / policy_count,
                       {name: aux_sums[name] / aux_counts[name] for name in weights})
       return loss, (value_sum, policy_sum, aux_sums, new_bn_state)

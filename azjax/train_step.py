@@ -194,7 +194,7 @@ def _shard_step(program: Program, state: TrainState, coins: chex.Array, phase: s
       metrics["resign_threshold"] = resign_below
       metrics["resign_false_positives"] = selfplay.resign_false_positives(actors.calibration, resign_below, AXIS)
   update = learner.make_update(program.train_network, program.optimizer, config.train, AXIS,
-                               learner.aux_weights(config.network))
+                               learner.aux_weights_of(config.network))
   per_lane = config.train.batch_size // config.selfplay.batch_size
 
   # Train only once every lane has finished a game. A minibatch takes the same number of rows from

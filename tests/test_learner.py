@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from azjax.config import NetworkConfig, TrainConfig
-from azjax.learner import (AUX_LOSSES, aux_weights, current_learning_rate, data_loss_sums, future_loss_sum, l2_penalty,
-                           learning_rate_schedule, make_optimizer, make_update, scan_updates)
+from azjax.learner import (AUX_LOSSES, aux_weights_of, current_learning_rate, data_loss_sums, future_loss_sum,
+                           l2_penalty, learning_rate_schedule, make_optimizer, make_update, scan_updates)
 from azjax.network import make_network
 from azjax.replay import Batch
 
@@ -110,7 +110,7 @@ def _fit_head(config: NetworkConfig, batch: Batch, steps: int):
   params, bn_state = net.init(jax.random.PRNGKey(1), batch.obs)
   opt = make_optimizer(train)
   opt_state = opt.init(params)
-  update = jax.jit(make_update(net, opt, train, aux_weights=aux_weights(config)))
+  update = jax.jit(make_update(net, opt, train, aux_weights=aux_weights_of(config)))
   first = None
   for _ in range(steps):
     params, bn_state, opt_state, losses = update(params, bn_state, opt_state, batch)
@@ -122,11 +122,12 @@ def test_aux_weights_name_the_network_fields_that_train_a_head_and_a_wrong_name_
   """Every auxiliary loss is weighed by the `network` field of its name; a field at 0 trains no head; a name that is
   no head is refused, naming the allowed ones."""
   assert set(AUX_LOSSES) <= set(NetworkConfig.__dataclass_fields__)
-  assert aux_weights(NetworkConfig()) == {}
-  assert aux_weights(NetworkConfig(moves_left=1.0, future_position=0.25)) == {"moves_left": 1.0, "future_position": 0.25}
+  assert aux_weights_of(NetworkConfig()) == {}
+  trained = aux_weights_of(NetworkConfig(moves_left=1.0, future_position=0.25))
+  assert trained == {"moves_left": 1.0, "future_position": 0.25}
   net = make_network(NetworkConfig(blocks=1, channels=4, value_hidden=8), 10)
   with pytest.raises(ValueError, match="ownrship.*allowed.*ownership"):
-    make_update(net, make_optimizer(TrainConfig()), TrainConfig(), aux_weights={"ownrship": 1.0})
+    make_update(net, make_optimizer(TrainConfig()), TrainConfig(), aux_weights={"ownrship": 0.0})  # even at 0
 
 
 def test_ownership_head_learns_its_target_only_where_there_is_one():
@@ -181,7 +182,8 @@ def test_future_position_head_learns_the_later_boards_and_joins_the_loss_as_kata
   np.testing.assert_array_equal(np.sign(heads.future), future)
   by_hand = ((np.tanh(np.asarray(heads.future)) - np.asarray(future)) ** 2).sum(1) / 3.0 @ np.array([1.0, 0.25])
   np.testing.assert_allclose(float(future_loss_sum(heads.future, batch)), by_hand.sum(), rtol=1e-4)
-  assert float(first.aux["future_position"]) > 1.0 and float(losses.aux["future_position"]) < 0.2, (first.aux["future_position"], losses.aux["future_position"])
+  start, end = first.aux["future_position"], losses.aux["future_position"]
+  assert float(start) > 1.0 and float(end) < 0.2, (start, end)
   np.testing.assert_allclose(float(losses.total), float(losses.value + losses.policy + losses.l2
                                                         + 0.25 * losses.aux["future_position"]), rtol=1e-5)
   plain = make_network(NetworkConfig(blocks=1, channels=8, value_hidden=8), 10)
@@ -207,7 +209,8 @@ def test_opponent_reply_head_learns_the_reply_where_there_is_one():
                 weight=jnp.ones(64), reply_policy=reply, reply_legal=reply_legal, replied=replied)
   net, params, bn_state, first, losses = _fit_head(config, batch, 200)
   logits = net.apply_heads(params, bn_state, obs, False)[0].opponent_logits
-  assert float(first.aux["opponent_policy"]) > 2.0 and float(losses.aux["opponent_policy"]) < 0.3, (first.aux["opponent_policy"], losses.aux["opponent_policy"])
+  start, end = first.aux["opponent_policy"], losses.aux["opponent_policy"]
+  assert float(start) > 2.0 and float(end) < 0.3, (start, end)
   np.testing.assert_array_equal(np.argmax(logits[:40], -1), np.argmax(reply[:40], -1))
   np.testing.assert_allclose(float(losses.total), float(losses.value + losses.policy + losses.l2
                                                         + 0.15 * losses.aux["opponent_policy"]), rtol=1e-5)
