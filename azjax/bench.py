@@ -27,7 +27,7 @@ import jax.numpy as jnp
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 from azjax import arena, learner, selfplay, train_step as train_lib
-from azjax.config import FUTURE_PLIES, Config, validate
+from azjax.config import FUTURE_PLIES, MATERIAL_PLIES, Config, validate
 from azjax.games import batched_init, batched_step
 from azjax.network import make_network
 from azjax.replay import Batch
@@ -207,7 +207,8 @@ def training_floor(program, mesh: Mesh) -> tuple[object, float]:
              **({"plies_left": ones} if c.network.moves_left else {}),
              **({"reply_policy": uniform, "reply_legal": legal, "replied": ones} if c.network.opponent_policy else {}),
              **({"future": jnp.zeros((n, obs.shape[1] * obs.shape[2], len(FUTURE_PLIES)))}
-                if c.network.future_position else {}))
+                if c.network.future_position else {}),
+             **({"material_change": jnp.zeros((n, len(MATERIAL_PLIES)))} if c.network.material_change else {}))
   batch = Batch(obs=obs, policy=uniform, legal=legal, value=jnp.zeros(n), weight=ones, **aux)
   network = make_network(c.network, program.num_actions)  # the training network (float32), without collectives
   params, bn_state = network.init(jax.random.PRNGKey(1), obs[:1])

@@ -52,6 +52,11 @@ PAPER_HISTORY = 8
 FUTURE_PLIES = (8, 32)
 FUTURE_WEIGHTS = (1.0, 0.25)
 
+# The material-change target's horizons (network.material_change, chess): the mover's material lead 2 and 8 plies
+# later (its own move and the reply; a short exchange) less its lead now. This project's choice, not a paper's: even
+# distances keep the player to move, so both leads are the same side's.
+MATERIAL_PLIES = (2, 8)
+
 
 @_section
 class NetworkConfig:
@@ -85,6 +90,14 @@ class NetworkConfig:
   # later shows; the search never reads the head. Past the game's end, its last stored position with the same
   # player to move (KataGo: the final board, 1 or 2 plies later). 0 = no head (the papers).
   future_position: float = 0.0
+  # Chess: the material-change target (this project's; no paper has it). A head like the value head predicts how
+  # the mover's material lead (pawn 1, knight and bishop 3, rook 5, queen 9) will change MATERIAL_PLIES plies later
+  # in its own self-play game; this weight times its squared error, in minor pieces (3 points), averaged over the
+  # horizons, joins eq. 1. Why: the outcome a game gives the value does not carry the tactics, a capture available
+  # now hardly moves it (docs/results/learning, section 41), where this target is the few plies' material swing
+  # itself; labels come from self-play, like the adjudication's material count. The search never reads the head.
+  # Past the game's end, its last stored position with the same player to move. 0 = no head (the papers).
+  material_change: float = 0.0
   # KataGo's global pooling (Wu 2019, arXiv:1902.10565, section 4.2 and appendix A; 1.6x less compute to the
   # same strength): each residual block adds to its first convolution's output a bias computed from that
   # output's per-channel mean and max over the board, and the value head (and the moves-left head) reads
@@ -281,7 +294,8 @@ class SelfPlayConfig:
   # and age. On chess's cpu preset so scaled (docs/results/learning, section 71): twice the steps an hour, far
   # behind at equal steps (0.176, 0.141) and level at equal time on two seeds (0.605, 0.395; at the end 0.492,
   # 0.453), so the presets keep True. (Not with the targets that count plies between recorded positions:
-  # search.discount < 1, network.moves_left, train.q_lambda, network.opponent_policy, network.future_position.)
+  # search.discount < 1, network.moves_left, train.q_lambda, network.opponent_policy, network.future_position,
+  # network.material_change.)
   record_fast: bool = True
   # Resignation (AlphaGo Zero, Methods "Self-play"): a player resigns when its root value and its best child's
   # value are below v_resign, chosen automatically from the check games, where resignation is off, so that
@@ -545,6 +559,7 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
                ("network.ownership", c.network.ownership, c.network.ownership != 0, go),
                ("network.future_position", c.network.future_position, c.network.future_position != 0,
                 ("chess, Go (go9, go)", ("chess", "go9", "go"))),
+               ("network.material_change", c.network.material_change, c.network.material_change != 0, chess),
                ("search.go_pass", c.search.go_pass, c.search.go_pass != "pgx", go),
                ("search.go_fill_eyes", c.search.go_fill_eyes, not c.search.go_fill_eyes, go),
                ("search.go_eyes", c.search.go_eyes, c.search.go_eyes != "simple", go),
@@ -623,7 +638,8 @@ def validate(config: Config, num_devices: int | None = None) -> Config:
     for name, on in (("search.discount", c.search.discount < 1.0), ("network.moves_left", c.network.moves_left > 0),
                      ("train.q_lambda", c.train.q_lambda > 0),
                      ("network.opponent_policy", c.network.opponent_policy > 0),
-                     ("network.future_position", c.network.future_position > 0)):
+                     ("network.future_position", c.network.future_position > 0),
+                     ("network.material_change", c.network.material_change > 0)):
       _check(not on, "selfplay.record_fast", False, f"must be true with {name} (its target counts the plies between "
              "positions, and unrecorded fast plies leave gaps)")
   boundaries = list(c.train.lr_boundaries)

@@ -8,7 +8,7 @@
 Methods: "Illegal moves are masked out by setting their probabilities to zero,
 and re-normalising"). Each auxiliary head the config builds adds its loss, weighed by the `network.<name>`
 field of its name in `AUX_LOSSES` (KataGo's ownership, opponent-reply and future-position targets, Lc0's moves
-left). Gradients are averaged over every position of the global minibatch: each device sums its
+left, and this project's material change). Gradients are averaged over every position of the global minibatch: each device sums its
 share, and the sums meet in one `psum`.
 """
 
@@ -115,6 +115,17 @@ def future_loss_sum(future, batch: Batch):
   return jnp.sum(batch.weight * (error * jnp.asarray(FUTURE_WEIGHTS)).sum(-1))
 
 
+# The material-change head's unit: a minor piece (3 points), so its squared error is near 1 for a piece won or lost.
+MATERIAL_UNIT = 3.0
+
+
+def material_loss_sum(material_change, batch: Batch):
+  """Weighted sum over the batch of the material-change head's squared error, in MATERIAL_UNIT, averaged over the
+  horizons (network.material_change)."""
+  error = jnp.square(material_change - batch.material_change / MATERIAL_UNIT).mean(-1)
+  return jnp.sum(batch.weight * error)
+
+
 # The moves-left loss's Huber threshold, in the head's unit (network.MOVES_LEFT_UNIT plies): 10 plies. Squared
 # error inside it, absolute outside, so a game cut short by a blunder moves the head no more than any other.
 MOVES_LEFT_HUBER_DELTA = 0.1
@@ -167,6 +178,8 @@ AUX_LOSSES = {
                           lambda batch: batch.weight),
     "opponent_policy": AuxLoss(lambda heads, batch: opponent_loss_sum(heads.opponent_logits, batch), opponent_mask),
     "future_position": AuxLoss(lambda heads, batch: future_loss_sum(heads.future, batch), lambda batch: batch.weight),
+    "material_change": AuxLoss(lambda heads, batch: material_loss_sum(heads.material_change, batch),
+                               lambda batch: batch.weight),
 }
 
 

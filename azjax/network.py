@@ -8,7 +8,8 @@ with `config.moves_left`, a head like the value head predicts the plies left to 
 moves-left head); with `config.opponent_policy`, the policy head's last layer also predicts the opponent's reply
 (KataGo's auxiliary policy target; training reads it, search does not); with `config.global_pooling`, KataGo's global
 pooling in every block and in the value and moves-left heads; with `config.liberties` (Go), KataGo's liberty
-planes join the input; with `config.attacks` (chess), attack planes; with `config.history` below 8 (chess, Go), the
+planes join the input; with `config.attacks` (chess), attack planes; with `config.material_change` (chess), a head like
+the value head predicts the mover's material change config.MATERIAL_PLIES later; with `config.history` below 8 (chess, Go), the
 older positions' planes leave it.
 Training reads every head through `apply_heads`; search reads the moves left only.
 """
@@ -23,7 +24,7 @@ import jax
 import jax.numpy as jnp
 
 from azjax import chess_features, rules
-from azjax.config import FUTURE_PLIES, PAPER_HISTORY, NetworkConfig
+from azjax.config import FUTURE_PLIES, MATERIAL_PLIES, PAPER_HISTORY, NetworkConfig
 
 
 # The moves-left head's unit: it predicts plies / MOVES_LEFT_UNIT (softplus: >= 0), so its output and
@@ -36,13 +37,16 @@ class Heads(NamedTuple):
   the logit that the mover owns each point at the end (None without `config.ownership`); moves_left [B] >= 0,
   the plies left to the game's end (None without `config.moves_left`); opponent_logits [B, A], the opponent's reply
   on the next turn (None without `config.opponent_policy`); future [B, H * W, 2], before its tanh, who holds each
-  point config.FUTURE_PLIES later (None without `config.future_position`)."""
+  point config.FUTURE_PLIES later (None without `config.future_position`); material_change [B, len(MATERIAL_PLIES)],
+  the mover's material lead's change config.MATERIAL_PLIES later, in minor pieces (None without
+  `config.material_change`)."""
   logits: object
   value: object
   ownership: object = None
   moves_left: object = None
   opponent_logits: object = None
   future: object = None
+  material_change: object = None
 
 
 class Network(NamedTuple):
@@ -120,21 +124,23 @@ def make_network(config: NetworkConfig, num_actions: int, axis_name: str | None 
       p = jax.nn.relu(_batch_norm(axis_name)(_conv(config.policy_channels, 1)(x), is_training))
       policies = jnp.split(hk.Linear(num_actions * outputs)(p.reshape(p.shape[0], -1)), outputs, axis=-1)
 
-    def scalar_head(x):  # the value head's shape, for the value and the moves left: [B], before its squashing
+    def scalar_head(x, outputs=1):  # the value head's shape, for the value, moves left and material: [B, outputs]
       if config.global_pooling:  # KataGo's value head: pooled channels of a 1x1 convolution
         h = global_pool(jax.nn.relu(_batch_norm(axis_name)(_conv(config.channels, 1)(x), is_training)))
       else:  # AlphaGo Zero's: one plane, every point
         h = jax.nn.relu(_batch_norm(axis_name)(_conv(1, 1)(x), is_training)).reshape(x.shape[0], -1)
       h = jax.nn.relu(hk.Linear(config.value_hidden)(h))
-      return hk.Linear(1)(h)[:, 0]
+      return hk.Linear(outputs)(h)
 
-    value = jnp.tanh(scalar_head(x))
+    value = jnp.tanh(scalar_head(x)[:, 0])
     ownership = hk.Conv2D(1, 1)(x).reshape(x.shape[0], -1) if config.ownership else None
-    moves_left = MOVES_LEFT_UNIT * jax.nn.softplus(scalar_head(x)) if config.moves_left else None
+    moves_left = MOVES_LEFT_UNIT * jax.nn.softplus(scalar_head(x)[:, 0]) if config.moves_left else None
     future = None
     if config.future_position:  # KataGo's conv_futurepos: a 1x1 convolution of the trunk, one plane a horizon
       future = hk.Conv2D(len(FUTURE_PLIES), 1, with_bias=False)(x).reshape(x.shape[0], -1, len(FUTURE_PLIES))
-    return Heads(policies[0], value, ownership, moves_left, policies[1] if config.opponent_policy else None, future)
+    material_change = scalar_head(x, len(MATERIAL_PLIES)) if config.material_change else None
+    return Heads(policies[0], value, ownership, moves_left, policies[1] if config.opponent_policy else None, future,
+                 material_change)
 
   transformed = hk.without_apply_rng(hk.transform_with_state(forward))
 

@@ -27,7 +27,9 @@ With `board_points` (`network.future_position`), each position keeps its board a
 point), and a sampled position comes with the boards config.FUTURE_PLIES later in its game (KataGo's future-
 position target); past the game's end, its last position with the same player to move, so the frame and the
 sides are the sampled position's own. (KataGo takes the final board, after the last move, whoever is to move: the
-replay stores no board after a game's last move, so this one is 1 or 2 plies before it.)
+replay stores no board after a game's last move, so this one is 1 or 2 plies before it.) With `material`
+(`network.material_change`, chess), each position keeps its mover's material lead, and a sampled position comes
+with how that lead changed config.MATERIAL_PLIES later in its game (to the same last position past its end).
 All functions here are _unbatched_
 (one lane) and vmapped over lanes by the callers via `add`, `finish`, `sample`.
 """
@@ -42,7 +44,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from azjax.config import FUTURE_PLIES
+from azjax.config import FUTURE_PLIES, MATERIAL_PLIES
 
 
 @dataclasses.dataclass(frozen=True)
@@ -128,7 +130,7 @@ def make_codec(compact: bool, obs: jax.ShapeDtypeStruct, num_actions: int, scala
 
 @functools.partial(jax.tree_util.register_dataclass,
                    data_fields=["obs", "policy", "policy_index", "legal", "mover", "value", "ownership", "owned",
-                                "plies_left", "q", "last", "board", "written", "labelled"],
+                                "plies_left", "q", "last", "board", "material", "written", "labelled"],
                    meta_fields=["codec"])
 @dataclasses.dataclass(frozen=True)
 class Replay:
@@ -145,6 +147,7 @@ class Replay:
   q: chex.Array | None  # [lanes, L] float32 the search's value of its best move, for the mover (train.q_ratio), or None
   last: chex.Array | None  # [lanes, L] bool: the position made its game's last move (network.opponent_policy), or None
   board: chex.Array | None  # [lanes, L, points] int8 who holds each point, for the mover (+1; future_position) or None
+  material: chex.Array | None  # [lanes, L] int8 the mover's material lead (network.material_change), or None
   written: chex.Array  # [lanes] int32 positions ever written to the lane
   labelled: chex.Array  # [lanes] int32 positions ever labelled (= first position of the game in play)
   codec: Codec = Codec()
@@ -167,15 +170,17 @@ class Batch:
   reply_legal: chex.Array | None = None  # [N, A] its legal moves
   replied: chex.Array | None = None  # [N] float32 1.0 where the next position is of the same game
   future: chex.Array | None = None  # [N, points, len(FUTURE_PLIES)] float32 in {-1, 0, 1}, with boards
+  material_change: chex.Array | None = None  # [N, len(MATERIAL_PLIES)] float32 the mover's lead's change, in points
 
 
 def init(lanes: int, lane_size: int, obs: jax.ShapeDtypeStruct, num_actions: int, codec: Codec = Codec(),
          ownership_points: int = 0, moves_left: bool = False, q: bool = False, replies: bool = False,
-         board_points: int = 0) -> Replay:
+         board_points: int = 0, material: bool = False) -> Replay:
   """An empty window of `lanes` lanes of `lane_size` positions, stored by `codec` from now on; with
   `ownership_points`, each position also keeps an ownership target of that many points, with `moves_left`
   its plies left, with `q` its search's best value, with `replies` whether it was its game's last, with
-  `board_points` its board of that many points (and its plies left, which find its game's end)."""
+  `board_points` its board of that many points, with `material` its mover's material lead (and with either, its
+  plies left, which find its game's end)."""
   stored = jax.eval_shape(codec.encode, obs, jax.ShapeDtypeStruct((num_actions,), jnp.float32),
                           jax.ShapeDtypeStruct((num_actions,), bool))
   obs, policy, index, legal = (None if x is None else jnp.zeros((lanes, lane_size, *x.shape), x.dtype) for x in stored)
@@ -185,17 +190,18 @@ def init(lanes: int, lane_size: int, obs: jax.ShapeDtypeStruct, num_actions: int
       value=jnp.zeros((lanes, lane_size), jnp.float32),
       ownership=jnp.zeros((lanes, lane_size, ownership_points), jnp.int8) if ownership_points else None,
       owned=jnp.zeros((lanes, lane_size), bool) if ownership_points else None,
-      plies_left=jnp.zeros((lanes, lane_size), jnp.int32) if moves_left or board_points else None,
+      plies_left=jnp.zeros((lanes, lane_size), jnp.int32) if moves_left or board_points or material else None,
       q=jnp.zeros((lanes, lane_size), jnp.float32) if q else None,
       last=jnp.zeros((lanes, lane_size), bool) if replies else None,
       board=jnp.zeros((lanes, lane_size, board_points), jnp.int8) if board_points else None,
+      material=jnp.zeros((lanes, lane_size), jnp.int8) if material else None,
       written=jnp.zeros((lanes,), jnp.int32),
       labelled=jnp.zeros((lanes,), jnp.int32),
       codec=codec,
   )
 
 
-def _add(lane: Replay, obs, policy, legal, mover, q, board, record) -> Replay:
+def _add(lane: Replay, obs, policy, legal, mover, q, board, material, record) -> Replay:
   i = lane.written % lane.mover.shape[0]
   obs, policy, index, legal = lane.codec.encode(obs, policy, legal)
   # Not recorded: slot i (the oldest position, maybe still sampled) keeps what it holds, and `written` stays.
@@ -206,6 +212,8 @@ def _add(lane: Replay, obs, policy, legal, mover, q, board, record) -> Replay:
     lane = lane.replace(last=put(lane.last, False))
   if lane.board is not None:
     lane = lane.replace(board=put(lane.board, board.astype(jnp.int8)))
+  if lane.material is not None:
+    lane = lane.replace(material=put(lane.material, material.astype(jnp.int8)))
   return lane.replace(
       obs=put(lane.obs, obs), policy=put(lane.policy, policy),
       policy_index=None if index is None else put(lane.policy_index, index), legal=put(lane.legal, legal),
@@ -259,6 +267,13 @@ def _labelled_range(lane: Replay):
   return lo, jnp.maximum(lane.labelled, lo)
 
 
+def _later(k, plies_left, plies):
+  """[N, len(plies)] the absolute indices of the positions `plies` (even) later than each k in its game, or past
+  its end its last position with k's player to move: an even distance keeps the mover, so its view."""
+  end = k + plies_left - 1  # its game's last position
+  return jnp.minimum(k[:, None] + jnp.asarray(plies), (k + (end - k) // 2 * 2)[:, None])
+
+
 def _sample(lane: Replay, key, n: int, by_window: bool = False) -> Batch:
   lo, hi = _labelled_range(lane)
   count = hi - lo
@@ -276,25 +291,29 @@ def _sample(lane: Replay, key, n: int, by_window: bool = False) -> Batch:
     reply_policy, reply_legal = jax.vmap(lane.codec.decode_policy)(lane.policy[j], index, lane.legal[j])
     own.update(reply_policy=reply_policy, reply_legal=reply_legal,
                replied=((k + 1 < hi) & ~lane.last[i]).astype(jnp.float32))
-  if lane.board is not None:  # the boards FUTURE_PLIES later; an even distance keeps the mover, so its view
-    end = k + lane.plies_left[i] - 1  # its game's last position
-    j = jnp.minimum(k[:, None] + jnp.asarray(FUTURE_PLIES), (k + (end - k) // 2 * 2)[:, None])
-    own["future"] = jnp.moveaxis(lane.board[j % lane.mover.shape[0]], 1, -1).astype(jnp.float32)
+  if lane.board is not None:  # the boards FUTURE_PLIES later, in the position's mover's view
+    j = _later(k, lane.plies_left[i], FUTURE_PLIES) % lane.mover.shape[0]
+    own["future"] = jnp.moveaxis(lane.board[j], 1, -1).astype(jnp.float32)
+  if lane.material is not None:  # the mover's lead MATERIAL_PLIES later, less its lead now
+    j = _later(k, lane.plies_left[i], MATERIAL_PLIES) % lane.mover.shape[0]
+    own["material_change"] = lane.material[j].astype(jnp.float32) - lane.material[i][:, None].astype(jnp.float32)
   weight = count if by_window else count > 0  # see `sample`
   return Batch(obs=obs, policy=policy, legal=legal, value=lane.value[i],
                weight=jnp.broadcast_to(weight.astype(jnp.float32), (n,)), **own)
 
 
-def add(replay: Replay, obs, policy, legal, mover, q=None, record=True, board=None) -> Replay:
+def add(replay: Replay, obs, policy, legal, mover, q=None, record=True, board=None, material=None) -> Replay:
   """Appends one position per lane: obs [lanes, ...], policy/legal [lanes, A], mover [lanes], and where the
-  replay keeps them, q [lanes] (the search's value of its best move) and board [lanes, points] (who holds each
-  point, +1 the mover). Where `record` ([] bool) is False, nothing
+  replay keeps them, q [lanes] (the search's value of its best move), board [lanes, points] (who holds each
+  point, +1 the mover) and material [lanes] (the mover's material lead). Where `record` ([] bool) is False, nothing
   is appended (KataGo's fast-search turns, `selfplay.record_fast`): the ply is played and not trained on."""
   chex.assert_rank([policy, legal, mover], [2, 2, 1])
   chex.assert_equal_shape_prefix([obs, policy, legal, mover, replay.written], 1)
   q = jnp.zeros_like(mover, jnp.float32) if q is None else q
   board = jnp.zeros(mover.shape + (0,), jnp.int8) if board is None else board
-  return jax.vmap(_add, in_axes=(0, 0, 0, 0, 0, 0, 0, None))(replay, obs, policy, legal, mover, q, board, record)
+  material = jnp.zeros(mover.shape, jnp.int8) if material is None else material
+  return jax.vmap(_add, in_axes=(0, 0, 0, 0, 0, 0, 0, 0, None))(replay, obs, policy, legal, mover, q, board, material,
+                                                               record)
 
 
 def finish(replay: Replay, done, rewards, ownership=None, owned=None, target: ValueTarget = ValueTarget()) -> Replay:

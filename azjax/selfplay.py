@@ -267,7 +267,8 @@ def play_ply(env: pgx.Env, search, config: SelfPlayConfig, variables, actors: Ac
   action = root_moves(action_keys, out, actors.ply, config)
   replay = replay_lib.add(replay, state.observation, jnp.where(full, out.weights, 0.0), out.legal,
                           state.current_player, out.best_value, record=config.record_fast or full,
-                          board=None if replay.board is None else rules.occupancy(game, state))
+                          board=None if replay.board is None else rules.occupancy(game, state),
+                          material=None if replay.material is None else rules.chess_material_lead(state))
 
   mover_id = actors.env.current_player
   state = batched_step(env)(state, action)

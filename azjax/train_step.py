@@ -123,7 +123,8 @@ def _init(program: Program, key) -> TrainState:
                            rules.GO_SIZES[config.game] ** 2 if config.network.ownership else 0,
                            moves_left=bool(config.network.moves_left), q=bool(config.train.q_ratio),
                            replies=bool(config.network.opponent_policy),
-                           board_points=obs.shape[1] * obs.shape[2] if config.network.future_position else 0)
+                           board_points=obs.shape[1] * obs.shape[2] if config.network.future_position else 0,
+                           material=bool(config.network.material_change))
   best = Best(params=params, bn_state=bn_state, step=jnp.int32(0)) if config.run.gate_games else None
   return TrainState(params=params, bn_state=bn_state, opt_state=program.optimizer.init(params), actors=actors,
                     replay=replay, step=jnp.int32(0), key=key, best=best)

@@ -130,15 +130,21 @@ def test_the_self_play_floor_counts_the_calls_playout_caps_make():
 
 
 def test_the_training_floor_trains_the_auxiliary_heads_the_step_trains():
-  """The floor's updates carry the heads the config trains: XLA dropped the ownership head (its loss was not in the
-  floor's update, and nothing else reads it)."""
+  """The floor's updates carry every auxiliary head the config trains (each adds FLOPs): XLA dropped the ownership
+  head once (its loss was not in the floor's update, and nothing else reads it)."""
   import azjax
-  from azjax import bench, train_step as train_lib
-  flops = {}
-  for extra in ([], ["network.ownership=1.5"]):
-    program = azjax.build(azjax.apply_overrides(azjax.preset("go9", "smoke"), extra))
-    _, flops[bool(extra)] = bench.training_floor(program, train_lib.make_mesh())
-  assert flops[True] > flops[False] * 1.001
+  from azjax import bench, learner, train_step as train_lib
+
+  def flops(game, *extra):
+    program = azjax.build(azjax.apply_overrides(azjax.preset(game, "smoke"), list(extra)))
+    return bench.training_floor(program, train_lib.make_mesh())[1]
+
+  heads = {"ownership": ("go9", 1.5), "moves_left": ("go9", 1.0), "opponent_policy": ("go9", 0.15),
+           "future_position": ("go9", 0.25), "material_change": ("chess", 0.5)}
+  assert set(heads) == set(learner.AUX_LOSSES)
+  plain = {game: flops(game) for game in ("go9", "chess")}
+  for name, (game, weight) in heads.items():
+    assert flops(game, f"network.{name}={weight}") > plain[game] * 1.0001, name
 
 
 def test_the_matmul_peak_multiplies_numbers_of_one_scale_however_often_it_runs():

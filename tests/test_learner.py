@@ -192,6 +192,27 @@ def test_future_position_head_learns_the_later_boards_and_joins_the_loss_as_kata
   assert plain.apply_heads(plain_params, plain_bn, obs, False)[0].future is None
 
 
+def test_material_change_head_learns_the_movers_material_swing_and_joins_the_loss_at_its_weight():
+  """`network.material_change`: the head fits each position's material change at both horizons (here a piece won
+  and a queen lost, or nothing and a rook won, by the first plane's first point), in minor pieces; its mean squared
+  error joins the total at its weight; without the switch there is no head."""
+  config = NetworkConfig(blocks=1, channels=8, value_hidden=8, material_change=0.5)
+  obs = jax.random.bernoulli(jax.random.PRNGKey(0), 0.5, (64, 3, 3, 2))
+  change = jnp.where(obs[:, 0, 0, 0, None], jnp.array([3.0, -9.0]), jnp.array([0.0, 5.0]))
+  batch = Batch(obs=obs, policy=jnp.full((64, 10), 0.1), legal=jnp.ones((64, 10), bool), value=jnp.zeros(64),
+                weight=jnp.ones(64), material_change=change)
+  net, params, bn_state, first, losses = _fit_head(config, batch, 300)
+  predicted = np.asarray(net.apply_heads(params, bn_state, obs, False)[0].material_change)
+  assert predicted.shape == (64, 2)
+  assert np.abs(3.0 * predicted - np.asarray(change)).max() < 1.0, predicted  # within a pawn
+  start, end = first.aux["material_change"], losses.aux["material_change"]
+  assert float(start) > 2.0 and float(end) < 0.05, (start, end)  # about 3.2 at the start, the head near 0
+  np.testing.assert_allclose(float(losses.total), float(losses.value + losses.policy + losses.l2 + 0.5 * end),
+                             rtol=1e-5)
+  plain = make_network(NetworkConfig(blocks=1, channels=8, value_hidden=8), 10)
+  assert plain.apply_heads(*plain.init(jax.random.PRNGKey(1), obs), obs, False)[0].material_change is None
+
+
 def test_opponent_reply_head_learns_the_reply_where_there_is_one():
   """`network.opponent_policy`: the head fits the next position's policy (here the move the first plane's first
   point names) over that position's legal moves, leaves out positions without a reply (a game's last move, a

@@ -337,3 +337,34 @@ def test_a_sampled_position_comes_with_its_boards_8_and_32_plies_later_within_it
   assert batch.future.shape == (512, 4, 2) and batch.future.dtype == jnp.float32
   assert _replay().board is None and replay_lib.sample(_replay(), jax.random.split(jax.random.PRNGKey(0), 2),
                                                        1).future is None
+
+
+def test_a_sampled_position_comes_with_its_movers_material_change_2_and_8_plies_later_within_its_game():
+  """With `network.material_change`: each sampled position's mover's material lead config.MATERIAL_PLIES later, less
+  its lead now, or past its game's end its game's last position with the same mover; across the ring's wrap; never a
+  position of the next game."""
+  from azjax.config import MATERIAL_PLIES
+  assert MATERIAL_PLIES == (2, 8)
+  lead = lambda t: (7 * t) % 23 - 11  # position t's material lead names it
+  r = replay_lib.init(1, 48, jax.ShapeDtypeStruct((1,), jnp.int32), 3, material=True)
+  ends = {40: [[1.0, -1.0]], 51: [[0.0, 0.0]], 55: [[-1.0, 1.0]]}  # games 0-40, 41-51, 52-55; 56 in play
+  for t in range(58):
+    r = replay_lib.add(r, jnp.array([[t]]), jnp.ones((1, 3)) / 3, jnp.ones((1, 3), bool), jnp.array([t % 2]),
+                       material=jnp.array([lead(t)]))
+    if t in ends:
+      r = replay_lib.finish(r, jnp.array([True]), jnp.array(ends[t]))
+  batch = replay_lib.sample(r, jax.random.split(jax.random.PRNGKey(0), 1), 512)
+  # by hand: 2 and 8 plies on, or the game's last position with t's mover
+  want = {10: (12, 18), 38: (40, 40), 39: (39, 39), 41: (43, 49), 49: (51, 51), 50: (50, 50), 53: (55, 55)}
+  seen = set()
+  for t, change in zip(np.asarray(batch.obs[:, 0]), np.asarray(batch.material_change)):
+    end = next(e for e in (40, 51, 55) if t <= e)
+    expected = [lead(min(t + plies, t + (end - t) // 2 * 2)) - lead(t) for plies in MATERIAL_PLIES]
+    np.testing.assert_array_equal(change, expected, err_msg=f"position {t}")
+    if t in want:
+      np.testing.assert_array_equal(change, [lead(j) - lead(t) for j in want[t]])
+    seen.add(int(t))
+  assert seen == set(range(10, 56)) and set(want) <= seen
+  assert batch.material_change.shape == (512, 2) and batch.material_change.dtype == jnp.float32
+  assert _replay().material is None and replay_lib.sample(_replay(), jax.random.split(jax.random.PRNGKey(0), 2),
+                                                          1).material_change is None

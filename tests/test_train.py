@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import azjax
-from azjax import checkpoint as ckpt, replay as replay_lib, train_step as train_lib
+from azjax import checkpoint as ckpt, replay as replay_lib, rules, train_step as train_lib
 from azjax.config import RunConfig
 from conftest import ROOT, batched_init, batched_step, xla_env
 
@@ -151,22 +151,26 @@ def test_an_opponent_policy_run_marks_each_games_last_move_and_trains_the_reply_
     assert not replay.last[lane, n:replay.written[lane]].any()  # the game in play has not ended
 
 
-def test_a_future_position_run_stores_each_positions_board_and_trains_the_head():
-  # network.future_position inside the train step (chess): self-play stores each position's board as its mover's
-  # observation shows it, the head's loss is logged and joins the total once every lane has finished a game (here
-  # the 6-ply cap of 8-ply chunks).
-  state, metrics = _trained("chess", "network.future_position=0.25", "selfplay.max_plies=6", "selfplay.chunk_plies=8",
-                            steps=2)
-  assert float(metrics["future_position_loss"]) > 0 and float(metrics["updates"]) == 1
+def test_a_future_position_and_material_change_run_stores_each_positions_board_and_lead_and_trains_the_heads():
+  # network.future_position and network.material_change inside the train step (chess): self-play stores each
+  # position's board and material lead as its mover's observation shows them, the heads' losses are logged and join
+  # the total once every lane has finished a game (here the 16-ply cap of 8-ply chunks).
+  state, metrics = _trained("chess", "network.future_position=0.25", "network.material_change=0.5",
+                            "selfplay.max_plies=16", "selfplay.chunk_plies=8", steps=2)
+  assert float(metrics["future_position_loss"]) > 0 and float(metrics["material_change_loss"]) > 0
+  assert float(metrics["updates"]) == 1
   replay = jax.device_get(state.replay)
   program = azjax.build(_smoke("chess"))
+  values = np.array(rules.CHESS_PIECE_VALUES[1:])  # the planes' order: pawn, knight, bishop, rook, queen, king
   for lane in range(2):
     for t in range(replay.written[lane]):
       index = None if replay.policy_index is None else replay.policy_index[lane, t]
       obs = np.asarray(program.codec.decode(replay.obs[lane, t], replay.policy[lane, t], index, replay.legal[lane, t])[0])
       pieces = obs.reshape(64, -1).astype(np.int32)
       np.testing.assert_array_equal(replay.board[lane, t], pieces[:, :6].sum(-1) - pieces[:, 6:12].sum(-1))
-  assert (replay.plies_left[0, :6] == np.arange(6, 0, -1)).all()  # a game's end, which the targets read
+      assert replay.material[lane, t] == (pieces[:, :6] @ values).sum() - (pieces[:, 6:12] @ values).sum()
+  assert (replay.material[:, :16] != 0).any(), replay.material  # some game took a piece
+  assert (replay.plies_left[0, :16] == np.arange(16, 0, -1)).all()  # a game's end, which the targets read
 
 
 def test_window_sampling_reaches_the_train_step():
