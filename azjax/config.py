@@ -100,7 +100,7 @@ class NetworkConfig:
   material_change: float = 0.0
   # KataGo's global pooling (Wu 2019, arXiv:1902.10565, section 4.2 and appendix A; 1.6x less compute to the
   # same strength): each residual block adds to its first convolution's output a bias computed from that
-  # output's per-channel mean and max over the board, and the value head (and the moves-left head) reads
+  # output's per-channel mean and max over the board, and the value head (and the moves-left and material heads) reads
   # the per-channel mean and max of a 1x1 convolution of the trunk instead of every point of one plane.
   # Information then crosses the board in one block (a material count in chess, a whole-board score in
   # Go). False = the papers' network.

@@ -8,8 +8,8 @@
 Methods: "Illegal moves are masked out by setting their probabilities to zero,
 and re-normalising"). Each auxiliary head the config builds adds its loss, weighed by the `network.<name>`
 field of its name in `AUX_LOSSES` (KataGo's ownership, opponent-reply and future-position targets, Lc0's moves
-left, and this project's material change). Gradients are averaged over every position of the global minibatch: each device sums its
-share, and the sums meet in one `psum`.
+left, and this project's material change). Gradients are averaged over every position of the global minibatch:
+each device sums its share, and the sums meet in one `psum`.
 """
 
 from __future__ import annotations

@@ -7,10 +7,10 @@ convolution of the trunk also predicts who owns each point at the end (KataGo's 
 with `config.moves_left`, a head like the value head predicts the plies left to the end (Lc0's
 moves-left head); with `config.opponent_policy`, the policy head's last layer also predicts the opponent's reply
 (KataGo's auxiliary policy target; training reads it, search does not); with `config.global_pooling`, KataGo's global
-pooling in every block and in the value and moves-left heads; with `config.liberties` (Go), KataGo's liberty
-planes join the input; with `config.attacks` (chess), attack planes; with `config.material_change` (chess), a head like
-the value head predicts the mover's material change config.MATERIAL_PLIES later; with `config.history` below 8 (chess, Go), the
-older positions' planes leave it.
+pooling in every block and in the value, moves-left and material heads; with `config.liberties` (Go), KataGo's
+liberty planes join the input; with `config.attacks` (chess), attack planes; with `config.material_change` (chess), a
+head like the value head predicts the mover's material change config.MATERIAL_PLIES later; with `config.history`
+below 8 (chess, Go), the older positions' planes leave it.
 Training reads every head through `apply_heads`; search reads the moves left only.
 """
 
@@ -124,13 +124,13 @@ def make_network(config: NetworkConfig, num_actions: int, axis_name: str | None 
       p = jax.nn.relu(_batch_norm(axis_name)(_conv(config.policy_channels, 1)(x), is_training))
       policies = jnp.split(hk.Linear(num_actions * outputs)(p.reshape(p.shape[0], -1)), outputs, axis=-1)
 
-    def scalar_head(x, outputs=1):  # the value head's shape, for the value, moves left and material: [B, outputs]
+    def scalar_head(x, width=1):  # the value head's shape, for the value, moves left and material: [B, width]
       if config.global_pooling:  # KataGo's value head: pooled channels of a 1x1 convolution
         h = global_pool(jax.nn.relu(_batch_norm(axis_name)(_conv(config.channels, 1)(x), is_training)))
       else:  # AlphaGo Zero's: one plane, every point
         h = jax.nn.relu(_batch_norm(axis_name)(_conv(1, 1)(x), is_training)).reshape(x.shape[0], -1)
       h = jax.nn.relu(hk.Linear(config.value_hidden)(h))
-      return hk.Linear(outputs)(h)
+      return hk.Linear(width)(h)
 
     value = jnp.tanh(scalar_head(x)[:, 0])
     ownership = hk.Conv2D(1, 1)(x).reshape(x.shape[0], -1) if config.ownership else None

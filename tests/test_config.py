@@ -62,7 +62,6 @@ def test_overrides_parse_types():
     ("network.opponent_policy=-0.15", "network.opponent_policy"),
     ("network.future_position=0.25", "network.future_position"),  # chess and Go only
     ("network.material_change=0.5", "network.material_change"),  # chess only
-    ("network.material_change=-0.5", "network.material_change"),
     ("search.go_fill_eyes=false", "search.go_fill_eyes"),  # Go only
     ("search.go_eyes=true", "search.go_eyes"),  # Go only
     ("network.liberties=true", "network.liberties"),  # Go only
@@ -233,6 +232,8 @@ def test_kataGo_recording_is_refused_with_targets_that_count_plies():
   with pytest.raises(ConfigError, match="network.material_change"):  # its leads lie plies apart, too
     apply_overrides(azjax.preset("chess", "cpu"), ["selfplay.record_fast=false", "network.material_change=0.5"])
   assert apply_overrides(azjax.preset("chess", "cpu"), ["network.material_change=0.5"]).network.material_change == 0.5
+  with pytest.raises(ConfigError, match="network.material_change"):  # a weight, >= 0, in chess too
+    apply_overrides(azjax.preset("chess", "cpu"), ["network.material_change=-0.5"])
 
 
 def test_a_saved_config_that_predates_a_changed_default_keeps_the_value_it_ran_with():

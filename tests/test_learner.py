@@ -5,7 +5,8 @@ import pytest
 
 from azjax.config import NetworkConfig, TrainConfig
 from azjax.learner import (AUX_LOSSES, aux_weights_of, current_learning_rate, data_loss_sums, future_loss_sum,
-                           l2_penalty, learning_rate_schedule, make_optimizer, make_update, scan_updates)
+                           l2_penalty, learning_rate_schedule, make_optimizer, make_update, material_loss_sum,
+                           scan_updates)
 from azjax.network import make_network
 from azjax.replay import Batch
 
@@ -201,6 +202,8 @@ def test_material_change_head_learns_the_movers_material_swing_and_joins_the_los
   change = jnp.where(obs[:, 0, 0, 0, None], jnp.array([3.0, -9.0]), jnp.array([0.0, 5.0]))
   batch = Batch(obs=obs, policy=jnp.full((64, 10), 0.1), legal=jnp.ones((64, 10), bool), value=jnp.zeros(64),
                 weight=jnp.ones(64), material_change=change)
+  by_hand = (np.asarray(change) / 3.0) ** 2  # a head at 0: the squared change in minor pieces, the horizons' mean
+  np.testing.assert_allclose(float(material_loss_sum(jnp.zeros((64, 2)), batch)), by_hand.mean(-1).sum(), rtol=1e-5)
   net, params, bn_state, first, losses = _fit_head(config, batch, 300)
   predicted = np.asarray(net.apply_heads(params, bn_state, obs, False)[0].material_change)
   assert predicted.shape == (64, 2)

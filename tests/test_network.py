@@ -22,6 +22,21 @@ def test_shapes(game):
   assert len(convs) == 1 + 2 * 2 + 2  # stem, two per block, the two heads
 
 
+@pytest.mark.parametrize("head", ["ownership", "moves_left", "future_position", "material_change"])
+@pytest.mark.parametrize("pooling", [False, True])
+def test_an_auxiliary_head_only_adds_parameters_so_checkpoints_without_it_keep_their_names(head, pooling):
+  """Each auxiliary head (but the opponent reply's, which widens the policy's last layer) adds its own parameters and
+  leaves every other one's name and shape as they were: a network without it reads the same trunk and heads."""
+  obs = jnp.zeros((2, 3, 3, 2))
+  plain = NetworkConfig(blocks=1, channels=8, value_hidden=8, global_pooling=pooling)
+  without = jax.tree.map(jnp.shape, make_network(plain, 10).init(jax.random.PRNGKey(1), obs))
+  on = NetworkConfig(**{**{f: getattr(plain, f) for f in plain.__dataclass_fields__}, head: 0.5})
+  with_head = jax.tree.map(jnp.shape, make_network(on, 10).init(jax.random.PRNGKey(1), obs))
+  for tree, extended in zip(without, with_head):  # params, then batch-norm state
+    assert set(tree) <= set(extended) and all(tree[k] == extended[k] for k in tree), head
+  assert len(with_head[0]) > len(without[0])
+
+
 def test_batch_norm_train_and_eval_modes():
   env = make_env("connect_four")
   net = make_network(NetworkConfig(blocks=1, channels=8, value_hidden=16), env.num_actions)
